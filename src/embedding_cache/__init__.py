@@ -1,0 +1,45 @@
+"""embedding-cache: a formally specified, contract-checked block cache for embeddings.
+
+A drop-in for vLLM's encoder-cache connector ``EmbeddingCache``: a fixed pool
+of block ids; entries keyed by content hash go not-ready -> ready (evictable)
+-> pinned; ready+unpinned entries are evicted in FIFO order. Set
+``EMBEDDING_CACHE_CHECKED=1`` before import for the contract-checked build.
+"""
+
+from __future__ import annotations
+
+from .build import BUILD_NAME, CHECKED, FULL_SWEEP
+from .cache import EmbeddingCache
+from .entry import CacheEntry
+from .errors import (
+    AlreadyReadyError,
+    CacheError,
+    CapacityError,
+    DiscardHeldError,
+    DuplicateAllocError,
+    InvariantViolationError,
+    LifecycleError,
+    NotPinnedError,
+    NotReadyError,
+    UnknownKeyError,
+)
+
+__all__ = [
+    "BUILD_NAME",
+    "CHECKED",
+    "FULL_SWEEP",
+    "AlreadyReadyError",
+    "CacheEntry",
+    "CacheError",
+    "CapacityError",
+    "DiscardHeldError",
+    "DuplicateAllocError",
+    "EmbeddingCache",
+    "InvariantViolationError",
+    "LifecycleError",
+    "NotPinnedError",
+    "NotReadyError",
+    "UnknownKeyError",
+]
+
+__version__ = "0.1.0"

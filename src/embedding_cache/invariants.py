@@ -1,0 +1,126 @@
+"""The named state invariants, as predicates over a CacheState, and the full sweep.
+
+Each predicate returns ``None`` when its invariant holds and a sentence saying
+what is wrong otherwise. Names are the ones spec/NAMES.md fixes (and tla/,
+the contracts and the tests use). Every predicate is O(N + entries): use
+``check`` at test teardown, never on a hot path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .errors import InvariantViolationError
+from .state import CacheState
+
+
+def type_ok(s: CacheState) -> str | None:
+    """TypeOK: counters are ints, pin counts >= -1, block_ids canonical tuples in range."""
+    n = s.num_blocks
+    if type(n) is not int or n < 0:
+        return f"num_blocks is {n!r}"
+    if type(s.evictable_blocks) is not int or s.evictable_blocks < 0:
+        return f"evictable_blocks is {s.evictable_blocks!r}"
+    for key, entry in s.entries.items():
+        if type(key) is not str:
+            return f"key {key!r} is not a str"
+        if type(entry._pin_count) is not int or entry._pin_count < -1:
+            return f"entry {key!r} has pin count {entry._pin_count!r}"
+        ids = entry.block_ids
+        if type(ids) is not tuple:
+            return f"entry {key!r} block_ids is a {type(ids).__name__}, not a tuple"
+        for i, b in enumerate(ids):
+            if type(b) is not int or not 0 <= b < n:
+                return f"entry {key!r} holds block {b!r}, outside [0, {n})"
+            if i and ids[i - 1] >= b:
+                return f"entry {key!r} block_ids {ids!r} are not unique and ascending"
+    return None
+
+
+def block_conservation_inv(s: CacheState) -> str | None:
+    """BlockConservationInv: every id in [0, N) is free or owned by exactly one entry."""
+    seen: dict[int, str] = {}
+    for b in s.free:
+        if type(b) is not int or not 0 <= b < s.num_blocks:
+            return f"free list holds {b!r}, outside [0, {s.num_blocks})"
+        if b in seen:
+            return f"block {b} is on the free list twice"
+        seen[b] = "<free>"
+    for key, entry in s.entries.items():
+        for b in entry.block_ids:
+            if b in seen:
+                other = seen[b]
+                return f"block {b} is owned by {key!r} and also by {other}"
+            seen[b] = repr(key)
+    if len(seen) != s.num_blocks:
+        lost = sorted(set(range(s.num_blocks)) - set(seen))
+        return f"blocks {lost[:10]} are neither free nor owned (leaked)"
+    return None
+
+
+def evict_queue_inv(s: CacheState) -> str | None:
+    """EvictQueueInv: the queue holds exactly the ready+unpinned entries, each once."""
+    # The queue is an OrderedDict, so "each once" holds by construction.
+    for key in s.queue:
+        entry = s.entries.get(key)
+        if entry is None:
+            return f"queued key {key!r} has no live entry"
+        if entry._pin_count != 0:
+            return f"queued key {key!r} is {entry.state_name()}, not ready+unpinned"
+    for key, entry in s.entries.items():
+        if entry._pin_count == 0 and key not in s.queue:
+            return f"ready+unpinned key {key!r} is missing from the queue"
+    return None
+
+
+def evictable_count_inv(s: CacheState) -> str | None:
+    """EvictableCountInv: the evictable-block counter equals the queued entries' blocks."""
+    total = sum(len(s.entries[k].block_ids) for k in s.queue if k in s.entries)
+    if total != s.evictable_blocks:
+        return f"evictable_blocks is {s.evictable_blocks}, queued entries hold {total}"
+    return None
+
+
+def held_entries_inv(s: CacheState) -> str | None:
+    """HeldEntriesInv: has_held_entries() iff some entry is not-ready or pinned."""
+    # Imported here: transitions imports this module for its contracts.
+    from .transitions import has_held_entries
+
+    held = any(e._pin_count != 0 for e in s.entries.values())
+    if has_held_entries(s) != held:
+        return f"has_held_entries() is {not held} but some-entry-held is {held}"
+    return None
+
+
+#: Every state invariant by its one name, in the order the sweep checks them.
+INVARIANTS: dict[str, Callable[[CacheState], str | None]] = {
+    "TypeOK": type_ok,
+    "BlockConservationInv": block_conservation_inv,
+    "EvictQueueInv": evict_queue_inv,
+    "EvictableCountInv": evictable_count_inv,
+    "HeldEntriesInv": held_entries_inv,
+}
+
+
+def violations(s: CacheState) -> list[tuple[str, str]]:
+    """(name, detail) of every invariant that fails. O(N + entries)."""
+    out = []
+    for name, predicate in INVARIANTS.items():
+        detail = predicate(s)
+        if detail is not None:
+            out.append((name, detail))
+    return out
+
+
+def all_hold(s: CacheState) -> bool:
+    """True iff every invariant holds (the form contracts use). O(N + entries)."""
+    return not violations(s)
+
+
+def check(s: CacheState) -> None:
+    """The full sweep: raise InvariantViolationError naming the first broken invariant.
+
+    O(N + entries). Tests call it after every step and at teardown.
+    """
+    for name, detail in violations(s):
+        raise InvariantViolationError(name, detail)

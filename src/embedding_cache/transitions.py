@@ -1,0 +1,513 @@
+"""The cache's state transitions: small functions over a plain CacheState.
+
+One function per operation, named after it (TLA+ action in brackets). Each
+first validates its arguments and the key's lifecycle state and raises a typed
+error (see ``errors``) before touching anything; then it makes the change.
+None of them locks: ``EmbeddingCache`` calls them with its lock held, so the
+contracts below also run under the lock.
+
+Contracts (icontract) are attached only in the checked build
+(``EMBEDDING_CACHE_CHECKED=1``): postconditions state what changed and what
+did not, inductively, in O(1) or O(touched blocks), each under the name of the
+invariant or property it protects. With ``EMBEDDING_CACHE_CHECKED=full`` every
+transition also sweeps every invariant before and after (O(N)), which is what
+CrossHair checks. The default build carries no contract code at all.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import TypeVar
+
+import icontract
+
+from . import invariants
+from .build import CHECKED, FULL_SWEEP
+from .contracts import canonical_ids, free_top_is, plan_alloc, same_shape, snapshot
+from .entry import NOT_READY, CacheEntry
+from .errors import (
+    AlreadyReadyError,
+    CapacityError,
+    DiscardHeldError,
+    DuplicateAllocError,
+    NotPinnedError,
+    NotReadyError,
+    UnknownKeyError,
+)
+from .state import CacheState
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def _sweep_before_and_after(func: F) -> F:
+    """In the full build, require and ensure every named invariant (O(N) each)."""
+    if not FULL_SWEEP:
+        return func
+    for name, predicate in reversed(invariants.INVARIANTS.items()):
+        holds = _holds(predicate)
+        func = icontract.require(holds, name)(func)
+        func = icontract.ensure(holds, name)(func)
+    return func
+
+
+def _holds(predicate: Callable[[CacheState], str | None]) -> Callable[[CacheState], bool]:
+    return lambda s: predicate(s) is None
+
+
+# --------------------------------------------------------------------------
+# Argument validation: raised identically in every build, before any change.
+
+
+def _bad_key(key: object, operation: str) -> TypeError:
+    return TypeError(f"EmbeddingCache.{operation}: key must be a str, not {type(key).__name__}")
+
+
+def _absent(key: object, operation: str) -> Exception:
+    """The error for a failed lookup: a bad key type, or an absent key."""
+    if not isinstance(key, str):
+        return _bad_key(key, operation)
+    return UnknownKeyError(key, operation)
+
+
+def _count(n_blocks: object) -> int:
+    """``n_blocks`` as an int, or a TypeError/ValueError naming what is wrong."""
+    if isinstance(n_blocks, bool):
+        raise TypeError("EmbeddingCache.alloc: n_blocks must be an int, not bool")
+    try:
+        n = operator.index(n_blocks)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            f"EmbeddingCache.alloc: n_blocks must be an int, not {type(n_blocks).__name__}"
+        ) from None
+    if n < 0:
+        raise ValueError(f"EmbeddingCache.alloc: n_blocks must be >= 0, got {n}")
+    return n
+
+
+def validate_num_blocks(num_blocks: object) -> int:
+    """The pool size as an int, or a TypeError/ValueError naming what is wrong."""
+    if isinstance(num_blocks, bool) or not hasattr(num_blocks, "__index__"):
+        raise TypeError(
+            f"EmbeddingCache: num_blocks must be an int, not {type(num_blocks).__name__}"
+        )
+    n = operator.index(num_blocks)
+    if n < 0:
+        raise ValueError(f"EmbeddingCache: num_blocks must be >= 0, got {n}")
+    return int(n)
+
+
+# --------------------------------------------------------------------------
+# Queries.
+
+
+def get(s: CacheState, key: str) -> CacheEntry | None:
+    """The live entry for ``key``, or None. O(1).
+
+    Raises:
+        TypeError: ``key`` is not a str.
+    """
+    entry = s.entries.get(key)
+    if entry is None and not isinstance(key, str):
+        raise _bad_key(key, "get")
+    return entry
+
+
+def has_held_entries(s: CacheState) -> bool:
+    """True iff some entry is not-ready or pinned (HeldEntriesInv). O(1).
+
+    Held entries are exactly the live ones absent from the queue (EvictQueueInv).
+    """
+    return len(s.entries) != len(s.queue)
+
+
+# --------------------------------------------------------------------------
+# Transitions.
+
+
+@icontract.require(lambda s: len(s.queue) <= len(s.entries), "EvictQueueInv", enabled=CHECKED)
+@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
+@icontract.snapshot(lambda s, n_blocks: plan_alloc(s, n_blocks), name="plan", enabled=CHECKED)
+@icontract.ensure(
+    lambda OLD, n_blocks, result: (result is None) == OLD.plan.fails,
+    "AllocFailsOnlyWhenShortProp",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, result: result is not None or same_shape(snapshot(s), OLD.pre),
+    "FailedAllocUnchangedProp",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, result: (
+        result is None or all(k not in s.entries and k not in s.queue for k in OLD.plan.victims)
+    ),
+    "EvictOldestFirstProp",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, result: (
+        result is None
+        or (
+            len(s.queue) == OLD.pre.queue_len - len(OLD.plan.victims)
+            and next(iter(s.queue), None) == OLD.plan.survivor_head
+        )
+    ),
+    "EvictOnlyAsNeededProp",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, result: result is None or result.block_ids == OLD.plan.taken,
+    "HeldBlocksStableProp",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key, n_blocks, result: (
+        result is None
+        or (
+            canonical_ids(result.block_ids, n_blocks, s.num_blocks)
+            and len(s.free) == OLD.pre.free_len + OLD.plan.victim_blocks - n_blocks
+            and len(s.entries) == OLD.pre.entries_len - len(OLD.plan.victims) + 1
+            and s.entries.get(key) is result
+        )
+    ),
+    "BlockConservationInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key, result: (
+        result is None or (result._pin_count == NOT_READY and key not in s.queue)
+    ),
+    "EvictQueueInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, result: (
+        result is None or s.evictable_blocks == OLD.pre.evictable - OLD.plan.victim_blocks
+    ),
+    "EvictableCountInv",
+    enabled=CHECKED,
+)
+@_sweep_before_and_after
+def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
+    """Allocate ``n_blocks`` for ``key``, evicting as needed [Alloc / AllocFail].
+
+    The new entry starts not-ready. Returns None, changing nothing, when free
+    plus evictable blocks are fewer than ``n_blocks`` (fail-fast). Otherwise
+    evicts the oldest ready+unpinned entries until enough blocks are free and
+    takes the top ``n_blocks`` of the free stack, sorted ascending.
+
+    O(n_blocks log n_blocks + blocks of the evicted entries).
+
+    Raises:
+        TypeError: ``key`` is not a str, or ``n_blocks`` is not an int (or is a bool).
+        ValueError: ``n_blocks`` is negative.
+        DuplicateAllocError: ``key`` already has a live entry (an AssertionError).
+        CapacityError: ``n_blocks`` exceeds the pool size (an AssertionError).
+    """
+    if not isinstance(key, str):
+        raise _bad_key(key, "alloc")
+    if type(n_blocks) is not int:
+        n_blocks = _count(n_blocks)
+    elif n_blocks < 0:
+        _count(n_blocks)
+    entries = s.entries
+    existing = entries.get(key)
+    if existing is not None:
+        raise DuplicateAllocError(key, existing.state_name())
+    if n_blocks > s.num_blocks:
+        raise CapacityError(
+            key, "absent", f"{n_blocks} blocks requested but capacity is {s.num_blocks}"
+        )
+    free = s.free
+    if len(free) < n_blocks:
+        if len(free) + s.evictable_blocks < n_blocks:
+            return None  # fail fast: evicting everything evictable would not be enough
+        _evict_until(s, n_blocks)
+    if n_blocks:
+        taken = free[-n_blocks:]
+        del free[-n_blocks:]
+        # Ascending ids: an evicted entry's blocks go back onto the stack in
+        # order, so a later alloc of the same size gets them back contiguous.
+        taken.sort()
+        block_ids = tuple(taken)
+    else:
+        block_ids = ()
+    entry = CacheEntry(block_ids)
+    entries[key] = entry
+    return entry
+
+
+def _evict_until(s: CacheState, n_blocks: int) -> None:
+    """Evict queue heads until ``n_blocks`` blocks are free [Evict, inside Alloc].
+
+    The caller has checked that free + evictable blocks suffice, so the queue
+    cannot run dry. O(blocks of the evicted entries).
+    """
+    free, entries, queue = s.free, s.entries, s.queue
+    while len(free) < n_blocks:
+        key, _ = queue.popitem(last=False)
+        blocks = entries.pop(key).block_ids
+        s.evictable_blocks -= len(blocks)
+        free.extend(blocks)
+
+
+@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
+@icontract.ensure(
+    lambda OLD, s, key: (
+        s.entries[key]._pin_count == 0
+        and len(s.queue) == OLD.pre.queue_len + 1
+        and next(reversed(s.queue)) == key
+    ),
+    "EvictQueueInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key: s.evictable_blocks == OLD.pre.evictable + len(s.entries[key].block_ids),
+    "EvictableCountInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key: (
+        len(s.free) == OLD.pre.free_len
+        and len(s.entries) == OLD.pre.entries_len
+        and s.entries[key].block_ids == OLD.pre.blocks
+    ),
+    "BlockConservationInv",
+    enabled=CHECKED,
+)
+@_sweep_before_and_after
+def mark_ready(s: CacheState, key: str) -> None:
+    """Mark a not-ready entry ready: it joins the eviction queue's tail [MarkReady]. O(1).
+
+    Raises:
+        TypeError: ``key`` is not a str.
+        UnknownKeyError: ``key`` has no live entry (a KeyError).
+        AlreadyReadyError: the entry is already ready or pinned (an AssertionError).
+    """
+    try:
+        entry = s.entries[key]
+    except (KeyError, TypeError):
+        raise _absent(key, "mark_ready") from None
+    if entry._pin_count != NOT_READY:
+        raise AlreadyReadyError(key, entry.state_name())
+    entry._pin_count = 0
+    s.queue[key] = None
+    s.evictable_blocks += len(entry.block_ids)
+
+
+def _pin_effect_holds(old_pin: int | None, old_queue_len: int, s: CacheState, key: str) -> bool:
+    """EvictQueueInv after a pin: the key left the queue iff it was ready+unpinned."""
+    left = 1 if old_pin == 0 else 0
+    return key not in s.queue and len(s.queue) == old_queue_len - left
+
+
+def _pinned_count_holds(old_pin: int | None, old_evictable: int, s: CacheState, key: str) -> bool:
+    """EvictableCountInv after a pin: the key's blocks left the count iff it was queued."""
+    blocks = len(s.entries[key].block_ids) if old_pin == 0 else 0
+    return s.evictable_blocks == old_evictable - blocks
+
+
+@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
+@icontract.ensure(
+    lambda OLD, s, key: OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin + 1,
+    "TypeOK",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key: _pin_effect_holds(OLD.pre.pin, OLD.pre.queue_len, s, key),
+    "EvictQueueInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key: _pinned_count_holds(OLD.pre.pin, OLD.pre.evictable, s, key),
+    "EvictableCountInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s: len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len,
+    "BlockConservationInv",
+    enabled=CHECKED,
+)
+@_sweep_before_and_after
+def pin(s: CacheState, key: str) -> None:
+    """Pin a ready entry (counted, nested); the first pin takes it off the queue [Pin]. O(1).
+
+    Raises:
+        TypeError: ``key`` is not a str.
+        UnknownKeyError: ``key`` has no live entry (a KeyError).
+        NotReadyError: the entry is not ready (an AssertionError).
+    """
+    try:
+        entry = s.entries[key]
+    except (KeyError, TypeError):
+        raise _absent(key, "pin") from None
+    count = entry._pin_count
+    if count <= 0:
+        if count < 0:
+            raise NotReadyError(key, entry.state_name())
+        del s.queue[key]
+        s.evictable_blocks -= len(entry.block_ids)
+    entry._pin_count = count + 1
+
+
+@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
+@icontract.ensure(
+    lambda OLD, result: (result is None) == (OLD.pre.pin is None),
+    "TypeOK",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, result: (
+        OLD.pre.pin is None
+        or OLD.pre.pin >= 0
+        or (
+            same_shape(snapshot(s), OLD.pre)
+            and result is not None
+            and result._pin_count == NOT_READY
+        )
+    ),
+    "MisuseUnchangedProp",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key, result: (
+        OLD.pre.pin is None
+        or OLD.pre.pin < 0
+        or (
+            result is not None
+            and result._pin_count == OLD.pre.pin + 1
+            and _pin_effect_holds(OLD.pre.pin, OLD.pre.queue_len, s, key)
+        )
+    ),
+    "EvictQueueInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key: (
+        OLD.pre.pin is None
+        or OLD.pre.pin < 0
+        or _pinned_count_holds(OLD.pre.pin, OLD.pre.evictable, s, key)
+    ),
+    "EvictableCountInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s: len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len,
+    "BlockConservationInv",
+    enabled=CHECKED,
+)
+@_sweep_before_and_after
+def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
+    """Atomically pin ``key`` if it is present and ready, and return its entry [PinIfReady].
+
+    Returns None when the key is absent; a not-ready entry is returned
+    unpinned (its save is in flight, so the read may be retried). O(1).
+
+    Raises:
+        TypeError: ``key`` is not a str.
+    """
+    entry = s.entries.get(key)
+    if entry is None:
+        if not isinstance(key, str):
+            raise _bad_key(key, "pin_if_ready")
+        return None
+    count = entry._pin_count
+    if count < 0:
+        return entry
+    if count == 0:
+        del s.queue[key]
+        s.evictable_blocks -= len(entry.block_ids)
+    entry._pin_count = count + 1
+    return entry
+
+
+@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
+@icontract.ensure(
+    lambda OLD, s, key: OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin - 1,
+    "TypeOK",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key: (
+        (len(s.queue) == OLD.pre.queue_len + 1 and next(reversed(s.queue)) == key)
+        if s.entries[key]._pin_count == 0
+        else (len(s.queue) == OLD.pre.queue_len and key not in s.queue)
+    ),
+    "EvictQueueInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s, key: (
+        s.evictable_blocks
+        == OLD.pre.evictable
+        + (len(s.entries[key].block_ids) if s.entries[key]._pin_count == 0 else 0)
+    ),
+    "EvictableCountInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s: len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len,
+    "BlockConservationInv",
+    enabled=CHECKED,
+)
+@_sweep_before_and_after
+def unpin(s: CacheState, key: str) -> None:
+    """Release one pin; the last one puts the entry back at the queue's tail [Unpin]. O(1).
+
+    Raises:
+        TypeError: ``key`` is not a str.
+        UnknownKeyError: ``key`` has no live entry (a KeyError).
+        NotPinnedError: the entry holds no pin (an AssertionError).
+    """
+    try:
+        entry = s.entries[key]
+    except (KeyError, TypeError):
+        raise _absent(key, "unpin") from None
+    count = entry._pin_count
+    if count <= 0:
+        raise NotPinnedError(key, entry.state_name())
+    count -= 1
+    entry._pin_count = count
+    if count == 0:
+        s.queue[key] = None
+        s.evictable_blocks += len(entry.block_ids)
+
+
+@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
+@icontract.ensure(
+    lambda OLD, s, key: (
+        key not in s.entries
+        and len(s.entries) == OLD.pre.entries_len - 1
+        and OLD.pre.blocks is not None
+        and len(s.free) == OLD.pre.free_len + len(OLD.pre.blocks)
+        and free_top_is(s, OLD.pre.blocks)
+    ),
+    "BlockConservationInv",
+    enabled=CHECKED,
+)
+@icontract.ensure(
+    lambda OLD, s: len(s.queue) == OLD.pre.queue_len and s.evictable_blocks == OLD.pre.evictable,
+    "EvictQueueInv",
+    enabled=CHECKED,
+)
+@_sweep_before_and_after
+def discard(s: CacheState, key: str) -> None:
+    """Remove a not-ready entry and free its blocks [Discard]. O(blocks of the entry).
+
+    Used when an in-flight save fails before ``mark_ready``; ready or pinned
+    entries leave only through eviction.
+
+    Raises:
+        TypeError: ``key`` is not a str.
+        UnknownKeyError: ``key`` has no live entry (a KeyError).
+        DiscardHeldError: the entry is ready or pinned (an AssertionError).
+    """
+    try:
+        entry = s.entries[key]
+    except (KeyError, TypeError):
+        raise _absent(key, "discard") from None
+    if entry._pin_count != NOT_READY:
+        raise DiscardHeldError(key, entry.state_name())
+    del s.entries[key]
+    s.free.extend(entry.block_ids)
