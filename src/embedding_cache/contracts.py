@@ -1,111 +1,365 @@
-"""Projections and expectations that the transitions' contracts compare.
+"""Each operation's icontract contract, condition by named condition.
 
-Everything here is what a postcondition needs to say "what changed and what
-did not" inductively: O(1) snapshots of the counters, and for ``alloc`` the
-spec's choice of victims (oldest first, only as many as needed) computed
-independently of the code that evicts. Nothing here grows with
-``num_blocks``: an alloc's expectations cost O(n_blocks + victims' blocks).
+A condition is a plain function named after what it checks; its description
+is the one name (spec/NAMES.md) of the invariant or property it protects, so a
+violation reads "EvictQueueInv: mark_ready_queues_key: ...". Conditions are
+inductive: they compare the state after a transition with an O(1) snapshot
+taken before it (``snapshots``), so their cost does not grow with the pool.
+(Named functions rather than lambdas: icontract can render a lambda only when
+it is written inside a decorator, and these are assembled into values.)
+
+Each operation's contract is a module-level decorator (``alloc_contract``,
+...) that ``transitions`` applies to its body and that tests and ``verify``
+apply to deliberately broken bodies, to show the contract catches them. In
+the default build the decorators return the function unchanged.
 """
 
 from __future__ import annotations
 
-import itertools
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
+import icontract
+
+from . import invariants
+from .build import CHECKED, FULL_SWEEP
+from .entry import NOT_READY, CacheEntry
+from .snapshots import (
+    AllocPlan,
+    Snapshot,
+    canonical_ids,
+    free_top_is,
+    plan_alloc,
+    same_shape,
+    snapshot,
+)
 from .state import CacheState
 
-
-class Snapshot(NamedTuple):
-    """O(1) projection of a state, plus the touched key's entry (if any)."""
-
-    free_len: int
-    entries_len: int
-    queue_len: int
-    evictable: int
-    head: str | None
-    tail: str | None
-    pin: int | None  # the key's pin count; None when absent
-    blocks: tuple[int, ...] | None  # the key's block ids; None when absent
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def snapshot(s: CacheState, key: object = None) -> Snapshot:
-    """Project ``s`` onto the numbers a transition may change. O(1)."""
-    entry = s.entries.get(key) if isinstance(key, str) else None
-    return Snapshot(
-        free_len=len(s.free),
-        entries_len=len(s.entries),
-        queue_len=len(s.queue),
-        evictable=s.evictable_blocks,
-        head=next(iter(s.queue), None),
-        tail=next(reversed(s.queue), None),
-        pin=None if entry is None else entry._pin_count,
-        blocks=None if entry is None else entry.block_ids,
+class Old(Protocol):
+    """icontract's OLD: the snapshots taken before the call, by name."""
+
+    pre: Snapshot
+    plan: AllocPlan
+
+
+def _contract(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """Compose icontract decorators (listed outermost first) plus the full sweep."""
+
+    def apply(func: F) -> F:
+        if not CHECKED:
+            return func
+        func = _sweep_before_and_after(func)
+        for decorator in reversed(decorators):
+            func = decorator(func)
+        return func
+
+    return apply
+
+
+def _sweep_before_and_after(func: F) -> F:
+    """In the full build, require and ensure every named invariant (O(N) each)."""
+    if not FULL_SWEEP:
+        return func
+    for name, predicate in reversed(invariants.INVARIANTS.items()):
+        holds = _holds(predicate)
+        func = icontract.require(holds, name)(func)
+        func = icontract.ensure(holds, name)(func)
+    return func
+
+
+def _holds(predicate: Callable[[CacheState], str | None]) -> Callable[[CacheState], bool]:
+    def holds(s: CacheState) -> bool:
+        return predicate(s) is None
+
+    holds.__name__ = holds.__qualname__ = f"{predicate.__name__}_holds"
+    return holds
+
+
+def _pre(func: Callable[..., bool], name: str) -> icontract.require:
+    return icontract.require(func, name, enabled=CHECKED)
+
+
+def _post(func: Callable[..., bool], name: str) -> icontract.ensure:
+    return icontract.ensure(func, name, enabled=CHECKED)
+
+
+def _snap(func: Callable[..., Any], name: str) -> icontract.snapshot:
+    return icontract.snapshot(func, name=name, enabled=CHECKED)
+
+
+def _snap_key(s: CacheState, key: str) -> Snapshot:
+    return snapshot(s, key)
+
+
+# ---------------------------------------------------------------- shared
+
+
+def queue_within_entries(s: CacheState) -> bool:
+    """Cheap form of EvictQueueInv before a call: no more queued keys than entries."""
+    return len(s.queue) <= len(s.entries)
+
+
+def blocks_and_entries_unchanged(OLD: Old, s: CacheState) -> bool:
+    """No block moved and no entry came or went."""
+    return len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len
+
+
+def _left_queue_iff_was_evictable(
+    old_pin: int | None, old_queue_len: int, s: CacheState, key: str
+) -> bool:
+    left = 1 if old_pin == 0 else 0
+    return key not in s.queue and len(s.queue) == old_queue_len - left
+
+
+def _uncounted_iff_was_evictable(
+    old_pin: int | None, old_evictable: int, s: CacheState, key: str
+) -> bool:
+    blocks = len(s.entries[key].block_ids) if old_pin == 0 else 0
+    return s.evictable_blocks == old_evictable - blocks
+
+
+# ---------------------------------------------------------------- alloc
+
+
+def _plan(s: CacheState, n_blocks: int) -> AllocPlan | None:
+    return plan_alloc(s, n_blocks)
+
+
+def alloc_fails_iff_short(OLD: Old, result: CacheEntry | None) -> bool:
+    """None exactly when free + evictable blocks are fewer than n."""
+    return (result is None) == OLD.plan.fails
+
+
+def failed_alloc_changes_nothing(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
+    """A None result left every counter and both ends of the queue as they were."""
+    return result is not None or same_shape(snapshot(s), OLD.pre)
+
+
+def alloc_evicts_oldest(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
+    """Every entry the spec says to evict (the queue's oldest) is gone."""
+    return result is None or all(k not in s.entries and k not in s.queue for k in OLD.plan.victims)
+
+
+def alloc_evicts_only_needed(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
+    """Nothing beyond the spec's victims left the queue; the next-oldest is the new head."""
+    return result is None or (
+        len(s.queue) == OLD.pre.queue_len - len(OLD.plan.victims)
+        and next(iter(s.queue), None) == OLD.plan.survivor_head
     )
 
 
-def same_shape(a: Snapshot, b: Snapshot) -> bool:
-    """True when the two snapshots agree on every counter and the queue's ends."""
-    return a[:6] == b[:6]
+def alloc_takes_free_or_evicted(OLD: Old, result: CacheEntry | None) -> bool:
+    """The new entry's blocks are free ones or evicted ones, never a held entry's."""
+    return result is None or result.block_ids == OLD.plan.taken
 
 
-def is_count(n: object) -> bool:
-    """True for a well-formed ``n_blocks``: a non-negative int that is not a bool."""
-    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
-
-
-class AllocPlan(NamedTuple):
-    """What the spec says a successful ``alloc`` must do, computed before it runs."""
-
-    fails: bool  # free + evictable < n: the alloc must return None
-    victims: tuple[str, ...]  # the queue prefix to evict, oldest first
-    victim_blocks: int  # their total block count
-    survivor_head: str | None  # the queue head after eviction
-    taken: tuple[int, ...]  # the block ids this implementation hands out (see below)
-
-
-def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
-    """The victims of ``alloc(_, n)`` by the spec, and the blocks it will take.
-
-    Victims: the shortest prefix of the queue whose blocks, with the free
-    ones, reach ``n`` (EvictOldestFirstProp, EvictOnlyAsNeededProp).
-    Blocks taken: this implementation pushes each victim's blocks onto the
-    LIFO free stack and takes the top ``n``, sorted; the spec leaves the
-    choice open, and any choice among free+victim blocks refines it.
-    Returns None when ``n`` is not a well-formed count (the call will raise).
-    O(n + victims' blocks).
-    """
-    if not is_count(n):
-        return None
-    assert isinstance(n, int)
-    free_len = len(s.free)
-    if free_len + s.evictable_blocks < n:
-        return AllocPlan(True, (), 0, None, ())
-    victims: list[str] = []
-    freed: list[int] = []
-    queue_iter = iter(s.queue)
-    while free_len + len(freed) < n:
-        key = next(queue_iter, None)
-        if key is None:  # only when EvictableCountInv is already broken
-            break
-        victims.append(key)
-        freed.extend(s.entries[key].block_ids)
-    survivor = next(queue_iter, None)
-    pool = s.free[-n:] + freed if n else []
-    taken = tuple(sorted(pool[len(pool) - n :])) if n else ()
-    return AllocPlan(False, tuple(victims), len(freed), survivor, taken)
-
-
-def canonical_ids(ids: object, n: int, num_blocks: int) -> bool:
-    """True when ``ids`` is a tuple of ``n`` unique ascending ints in [0, num_blocks)."""
-    if type(ids) is not tuple or len(ids) != n:
-        return False
-    return all(type(b) is int and 0 <= b < num_blocks for b in ids) and all(
-        a < b for a, b in itertools.pairwise(ids)
+def alloc_conserves_blocks(
+    OLD: Old, s: CacheState, key: str, n_blocks: int, result: CacheEntry | None
+) -> bool:
+    """n canonical ids left the free stack, the victims' blocks joined it, one entry came."""
+    return result is None or (
+        canonical_ids(result.block_ids, n_blocks, s.num_blocks)
+        and len(s.free) == OLD.pre.free_len + OLD.plan.victim_blocks - n_blocks
+        and len(s.entries) == OLD.pre.entries_len - len(OLD.plan.victims) + 1
+        and s.entries.get(key) is result
     )
 
 
-def free_top_is(s: CacheState, ids: tuple[int, ...] | None) -> bool:
-    """True when the top of the free stack is exactly ``ids`` (discard pushes them). O(len)."""
-    if not ids:
-        return True
-    return s.free[-len(ids) :] == list(ids)
+def alloc_new_entry_not_queued(s: CacheState, key: str, result: CacheEntry | None) -> bool:
+    """The new entry is not-ready, so it is not in the eviction queue."""
+    return result is None or (result._pin_count == NOT_READY and key not in s.queue)
+
+
+def alloc_uncounts_victims(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
+    """The evictable count dropped by exactly the victims' blocks."""
+    return result is None or s.evictable_blocks == OLD.pre.evictable - OLD.plan.victim_blocks
+
+
+alloc_contract = _contract(
+    _pre(queue_within_entries, "EvictQueueInv"),
+    _snap(_snap_key, "pre"),
+    _snap(_plan, "plan"),
+    _post(alloc_fails_iff_short, "AllocFailsOnlyWhenShortProp"),
+    _post(failed_alloc_changes_nothing, "FailedAllocUnchangedProp"),
+    _post(alloc_evicts_oldest, "EvictOldestFirstProp"),
+    _post(alloc_evicts_only_needed, "EvictOnlyAsNeededProp"),
+    _post(alloc_takes_free_or_evicted, "HeldBlocksStableProp"),
+    _post(alloc_conserves_blocks, "BlockConservationInv"),
+    _post(alloc_new_entry_not_queued, "EvictQueueInv"),
+    _post(alloc_uncounts_victims, "EvictableCountInv"),
+)
+
+
+# ---------------------------------------------------------------- mark_ready
+
+
+def mark_ready_queues_key(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry is ready+unpinned and is now the queue's newest key."""
+    return (
+        s.entries[key]._pin_count == 0
+        and len(s.queue) == OLD.pre.queue_len + 1
+        and next(reversed(s.queue)) == key
+    )
+
+
+def mark_ready_counts_blocks(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry's blocks joined the evictable count."""
+    return s.evictable_blocks == OLD.pre.evictable + len(s.entries[key].block_ids)
+
+
+def mark_ready_moves_no_block(OLD: Old, s: CacheState, key: str) -> bool:
+    """No block moved; the entry kept its blocks."""
+    return blocks_and_entries_unchanged(OLD, s) and s.entries[key].block_ids == OLD.pre.blocks
+
+
+mark_ready_contract = _contract(
+    _pre(queue_within_entries, "EvictQueueInv"),
+    _snap(_snap_key, "pre"),
+    _post(mark_ready_queues_key, "EvictQueueInv"),
+    _post(mark_ready_counts_blocks, "EvictableCountInv"),
+    _post(mark_ready_moves_no_block, "BlockConservationInv"),
+)
+
+
+# ---------------------------------------------------------------- pin
+
+
+def pin_adds_one(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry's pin count rose by one."""
+    return OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin + 1
+
+
+def pin_dequeues(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry is off the queue; it left it iff it was ready+unpinned."""
+    return _left_queue_iff_was_evictable(OLD.pre.pin, OLD.pre.queue_len, s, key)
+
+
+def pin_uncounts(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry's blocks left the evictable count iff it was ready+unpinned."""
+    return _uncounted_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable, s, key)
+
+
+pin_contract = _contract(
+    _pre(queue_within_entries, "EvictQueueInv"),
+    _snap(_snap_key, "pre"),
+    _post(pin_adds_one, "TypeOK"),
+    _post(pin_dequeues, "EvictQueueInv"),
+    _post(pin_uncounts, "EvictableCountInv"),
+    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+)
+
+
+# ---------------------------------------------------------------- pin_if_ready
+
+
+def pin_if_ready_none_iff_absent(OLD: Old, result: CacheEntry | None) -> bool:
+    """None exactly when the key had no entry."""
+    return (result is None) == (OLD.pre.pin is None)
+
+
+def pin_if_ready_leaves_not_ready(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
+    """A not-ready entry is returned unpinned and nothing changes."""
+    return (
+        OLD.pre.pin is None
+        or OLD.pre.pin >= 0
+        or (
+            same_shape(snapshot(s), OLD.pre)
+            and result is not None
+            and result._pin_count == NOT_READY
+        )
+    )
+
+
+def pin_if_ready_pins_ready(OLD: Old, s: CacheState, key: str, result: CacheEntry | None) -> bool:
+    """A ready entry gains one pin and leaves the queue iff it was unpinned."""
+    return (
+        OLD.pre.pin is None
+        or OLD.pre.pin < 0
+        or (
+            result is not None
+            and result._pin_count == OLD.pre.pin + 1
+            and _left_queue_iff_was_evictable(OLD.pre.pin, OLD.pre.queue_len, s, key)
+        )
+    )
+
+
+def pin_if_ready_uncounts(OLD: Old, s: CacheState, key: str) -> bool:
+    """A ready entry's blocks leave the evictable count iff it was unpinned."""
+    return (
+        OLD.pre.pin is None
+        or OLD.pre.pin < 0
+        or _uncounted_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable, s, key)
+    )
+
+
+pin_if_ready_contract = _contract(
+    _pre(queue_within_entries, "EvictQueueInv"),
+    _snap(_snap_key, "pre"),
+    _post(pin_if_ready_none_iff_absent, "TypeOK"),
+    _post(pin_if_ready_leaves_not_ready, "MisuseUnchangedProp"),
+    _post(pin_if_ready_pins_ready, "EvictQueueInv"),
+    _post(pin_if_ready_uncounts, "EvictableCountInv"),
+    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+)
+
+
+# ---------------------------------------------------------------- unpin
+
+
+def unpin_drops_one(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry's pin count fell by one."""
+    return OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin - 1
+
+
+def unpin_requeues_last(OLD: Old, s: CacheState, key: str) -> bool:
+    """The last unpin appends the key to the queue's tail; others leave the queue alone."""
+    if s.entries[key]._pin_count == 0:
+        return len(s.queue) == OLD.pre.queue_len + 1 and next(reversed(s.queue)) == key
+    return len(s.queue) == OLD.pre.queue_len and key not in s.queue
+
+
+def unpin_recounts_last(OLD: Old, s: CacheState, key: str) -> bool:
+    """The last unpin adds the entry's blocks to the evictable count."""
+    entry = s.entries[key]
+    added = len(entry.block_ids) if entry._pin_count == 0 else 0
+    return s.evictable_blocks == OLD.pre.evictable + added
+
+
+unpin_contract = _contract(
+    _pre(queue_within_entries, "EvictQueueInv"),
+    _snap(_snap_key, "pre"),
+    _post(unpin_drops_one, "TypeOK"),
+    _post(unpin_requeues_last, "EvictQueueInv"),
+    _post(unpin_recounts_last, "EvictableCountInv"),
+    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+)
+
+
+# ---------------------------------------------------------------- discard
+
+
+def discard_frees_blocks(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry is gone and exactly its blocks are back on top of the free stack."""
+    return (
+        key not in s.entries
+        and len(s.entries) == OLD.pre.entries_len - 1
+        and OLD.pre.blocks is not None
+        and len(s.free) == OLD.pre.free_len + len(OLD.pre.blocks)
+        and free_top_is(s, OLD.pre.blocks)
+    )
+
+
+def discard_leaves_queue(OLD: Old, s: CacheState) -> bool:
+    """A not-ready entry was never queued, so the queue and its count are unchanged."""
+    return len(s.queue) == OLD.pre.queue_len and s.evictable_blocks == OLD.pre.evictable
+
+
+discard_contract = _contract(
+    _pre(queue_within_entries, "EvictQueueInv"),
+    _snap(_snap_key, "pre"),
+    _post(discard_frees_blocks, "BlockConservationInv"),
+    _post(discard_leaves_queue, "EvictQueueInv"),
+)

@@ -17,14 +17,8 @@ CrossHair checks. The default build carries no contract code at all.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
-from typing import TypeVar
 
-import icontract
-
-from . import invariants
-from .build import CHECKED, FULL_SWEEP
-from .contracts import canonical_ids, free_top_is, plan_alloc, same_shape, snapshot
+from . import contracts
 from .entry import NOT_READY, CacheEntry
 from .errors import (
     AlreadyReadyError,
@@ -36,24 +30,6 @@ from .errors import (
     UnknownKeyError,
 )
 from .state import CacheState
-
-F = TypeVar("F", bound=Callable[..., object])
-
-
-def _sweep_before_and_after(func: F) -> F:
-    """In the full build, require and ensure every named invariant (O(N) each)."""
-    if not FULL_SWEEP:
-        return func
-    for name, predicate in reversed(invariants.INVARIANTS.items()):
-        holds = _holds(predicate)
-        func = icontract.require(holds, name)(func)
-        func = icontract.ensure(holds, name)(func)
-    return func
-
-
-def _holds(predicate: Callable[[CacheState], str | None]) -> Callable[[CacheState], bool]:
-    return lambda s: predicate(s) is None
-
 
 # --------------------------------------------------------------------------
 # Argument validation: raised identically in every build, before any change.
@@ -125,70 +101,7 @@ def has_held_entries(s: CacheState) -> bool:
 # Transitions.
 
 
-@icontract.require(lambda s: len(s.queue) <= len(s.entries), "EvictQueueInv", enabled=CHECKED)
-@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
-@icontract.snapshot(lambda s, n_blocks: plan_alloc(s, n_blocks), name="plan", enabled=CHECKED)
-@icontract.ensure(
-    lambda OLD, n_blocks, result: (result is None) == OLD.plan.fails,
-    "AllocFailsOnlyWhenShortProp",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, result: result is not None or same_shape(snapshot(s), OLD.pre),
-    "FailedAllocUnchangedProp",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, result: (
-        result is None or all(k not in s.entries and k not in s.queue for k in OLD.plan.victims)
-    ),
-    "EvictOldestFirstProp",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, result: (
-        result is None
-        or (
-            len(s.queue) == OLD.pre.queue_len - len(OLD.plan.victims)
-            and next(iter(s.queue), None) == OLD.plan.survivor_head
-        )
-    ),
-    "EvictOnlyAsNeededProp",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, result: result is None or result.block_ids == OLD.plan.taken,
-    "HeldBlocksStableProp",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key, n_blocks, result: (
-        result is None
-        or (
-            canonical_ids(result.block_ids, n_blocks, s.num_blocks)
-            and len(s.free) == OLD.pre.free_len + OLD.plan.victim_blocks - n_blocks
-            and len(s.entries) == OLD.pre.entries_len - len(OLD.plan.victims) + 1
-            and s.entries.get(key) is result
-        )
-    ),
-    "BlockConservationInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key, result: (
-        result is None or (result._pin_count == NOT_READY and key not in s.queue)
-    ),
-    "EvictQueueInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, result: (
-        result is None or s.evictable_blocks == OLD.pre.evictable - OLD.plan.victim_blocks
-    ),
-    "EvictableCountInv",
-    enabled=CHECKED,
-)
-@_sweep_before_and_after
+@contracts.alloc_contract
 def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
     """Allocate ``n_blocks`` for ``key``, evicting as needed [Alloc / AllocFail].
 
@@ -252,31 +165,7 @@ def _evict_until(s: CacheState, n_blocks: int) -> None:
         free.extend(blocks)
 
 
-@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
-@icontract.ensure(
-    lambda OLD, s, key: (
-        s.entries[key]._pin_count == 0
-        and len(s.queue) == OLD.pre.queue_len + 1
-        and next(reversed(s.queue)) == key
-    ),
-    "EvictQueueInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key: s.evictable_blocks == OLD.pre.evictable + len(s.entries[key].block_ids),
-    "EvictableCountInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key: (
-        len(s.free) == OLD.pre.free_len
-        and len(s.entries) == OLD.pre.entries_len
-        and s.entries[key].block_ids == OLD.pre.blocks
-    ),
-    "BlockConservationInv",
-    enabled=CHECKED,
-)
-@_sweep_before_and_after
+@contracts.mark_ready_contract
 def mark_ready(s: CacheState, key: str) -> None:
     """Mark a not-ready entry ready: it joins the eviction queue's tail [MarkReady]. O(1).
 
@@ -296,40 +185,7 @@ def mark_ready(s: CacheState, key: str) -> None:
     s.evictable_blocks += len(entry.block_ids)
 
 
-def _pin_effect_holds(old_pin: int | None, old_queue_len: int, s: CacheState, key: str) -> bool:
-    """EvictQueueInv after a pin: the key left the queue iff it was ready+unpinned."""
-    left = 1 if old_pin == 0 else 0
-    return key not in s.queue and len(s.queue) == old_queue_len - left
-
-
-def _pinned_count_holds(old_pin: int | None, old_evictable: int, s: CacheState, key: str) -> bool:
-    """EvictableCountInv after a pin: the key's blocks left the count iff it was queued."""
-    blocks = len(s.entries[key].block_ids) if old_pin == 0 else 0
-    return s.evictable_blocks == old_evictable - blocks
-
-
-@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
-@icontract.ensure(
-    lambda OLD, s, key: OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin + 1,
-    "TypeOK",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key: _pin_effect_holds(OLD.pre.pin, OLD.pre.queue_len, s, key),
-    "EvictQueueInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key: _pinned_count_holds(OLD.pre.pin, OLD.pre.evictable, s, key),
-    "EvictableCountInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s: len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len,
-    "BlockConservationInv",
-    enabled=CHECKED,
-)
-@_sweep_before_and_after
+@contracts.pin_contract
 def pin(s: CacheState, key: str) -> None:
     """Pin a ready entry (counted, nested); the first pin takes it off the queue [Pin]. O(1).
 
@@ -351,53 +207,7 @@ def pin(s: CacheState, key: str) -> None:
     entry._pin_count = count + 1
 
 
-@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
-@icontract.ensure(
-    lambda OLD, result: (result is None) == (OLD.pre.pin is None),
-    "TypeOK",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, result: (
-        OLD.pre.pin is None
-        or OLD.pre.pin >= 0
-        or (
-            same_shape(snapshot(s), OLD.pre)
-            and result is not None
-            and result._pin_count == NOT_READY
-        )
-    ),
-    "MisuseUnchangedProp",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key, result: (
-        OLD.pre.pin is None
-        or OLD.pre.pin < 0
-        or (
-            result is not None
-            and result._pin_count == OLD.pre.pin + 1
-            and _pin_effect_holds(OLD.pre.pin, OLD.pre.queue_len, s, key)
-        )
-    ),
-    "EvictQueueInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key: (
-        OLD.pre.pin is None
-        or OLD.pre.pin < 0
-        or _pinned_count_holds(OLD.pre.pin, OLD.pre.evictable, s, key)
-    ),
-    "EvictableCountInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s: len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len,
-    "BlockConservationInv",
-    enabled=CHECKED,
-)
-@_sweep_before_and_after
+@contracts.pin_if_ready_contract
 def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
     """Atomically pin ``key`` if it is present and ready, and return its entry [PinIfReady].
 
@@ -422,36 +232,7 @@ def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
     return entry
 
 
-@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
-@icontract.ensure(
-    lambda OLD, s, key: OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin - 1,
-    "TypeOK",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key: (
-        (len(s.queue) == OLD.pre.queue_len + 1 and next(reversed(s.queue)) == key)
-        if s.entries[key]._pin_count == 0
-        else (len(s.queue) == OLD.pre.queue_len and key not in s.queue)
-    ),
-    "EvictQueueInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s, key: (
-        s.evictable_blocks
-        == OLD.pre.evictable
-        + (len(s.entries[key].block_ids) if s.entries[key]._pin_count == 0 else 0)
-    ),
-    "EvictableCountInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s: len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len,
-    "BlockConservationInv",
-    enabled=CHECKED,
-)
-@_sweep_before_and_after
+@contracts.unpin_contract
 def unpin(s: CacheState, key: str) -> None:
     """Release one pin; the last one puts the entry back at the queue's tail [Unpin]. O(1).
 
@@ -474,24 +255,7 @@ def unpin(s: CacheState, key: str) -> None:
         s.evictable_blocks += len(entry.block_ids)
 
 
-@icontract.snapshot(lambda s, key: snapshot(s, key), name="pre", enabled=CHECKED)
-@icontract.ensure(
-    lambda OLD, s, key: (
-        key not in s.entries
-        and len(s.entries) == OLD.pre.entries_len - 1
-        and OLD.pre.blocks is not None
-        and len(s.free) == OLD.pre.free_len + len(OLD.pre.blocks)
-        and free_top_is(s, OLD.pre.blocks)
-    ),
-    "BlockConservationInv",
-    enabled=CHECKED,
-)
-@icontract.ensure(
-    lambda OLD, s: len(s.queue) == OLD.pre.queue_len and s.evictable_blocks == OLD.pre.evictable,
-    "EvictQueueInv",
-    enabled=CHECKED,
-)
-@_sweep_before_and_after
+@contracts.discard_contract
 def discard(s: CacheState, key: str) -> None:
     """Remove a not-ready entry and free its blocks [Discard]. O(blocks of the entry).
 

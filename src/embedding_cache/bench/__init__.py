@@ -1,0 +1,7 @@
+"""``embedding-cache bench``: a realistic operation mix, timed on each build and pool size.
+
+``workload`` generates and records the operation stream, ``runner`` times it
+in the running build (and starts one child process per build), ``report``
+prints the result, ``command`` wires it into the ``embedding-cache`` CLI.
+This is a benchmark for users, not a test: nothing here asserts a speed.
+"""

@@ -1,0 +1,113 @@
+"""Snapshots and expectations that the transitions' contracts compare.
+
+Everything here is what a postcondition needs to say "what changed and what
+did not" inductively: O(1) snapshots of the counters, and for ``alloc`` the
+spec's choice of victims (oldest first, only as many as needed) computed
+independently of the code that evicts. Nothing here grows with
+``num_blocks``: an alloc's expectations cost O(n_blocks + victims' blocks).
+The conditions that compare them, and each operation's contract, are in
+``contracts``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+from .state import CacheState
+
+
+class Snapshot(NamedTuple):
+    """O(1) projection of a state, plus the touched key's entry (if any)."""
+
+    free_len: int
+    entries_len: int
+    queue_len: int
+    evictable: int
+    head: str | None
+    tail: str | None
+    pin: int | None  # the key's pin count; None when absent
+    blocks: tuple[int, ...] | None  # the key's block ids; None when absent
+
+
+def snapshot(s: CacheState, key: object = None) -> Snapshot:
+    """Project ``s`` onto the numbers a transition may change. O(1)."""
+    entry = s.entries.get(key) if isinstance(key, str) else None
+    return Snapshot(
+        free_len=len(s.free),
+        entries_len=len(s.entries),
+        queue_len=len(s.queue),
+        evictable=s.evictable_blocks,
+        head=next(iter(s.queue), None),
+        tail=next(reversed(s.queue), None),
+        pin=None if entry is None else entry._pin_count,
+        blocks=None if entry is None else entry.block_ids,
+    )
+
+
+def same_shape(a: Snapshot, b: Snapshot) -> bool:
+    """True when the two snapshots agree on every counter and the queue's ends."""
+    return a[:6] == b[:6]
+
+
+def is_count(n: object) -> bool:
+    """True for a well-formed ``n_blocks``: a non-negative int that is not a bool."""
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
+
+
+class AllocPlan(NamedTuple):
+    """What the spec says a successful ``alloc`` must do, computed before it runs."""
+
+    fails: bool  # free + evictable < n: the alloc must return None
+    victims: tuple[str, ...]  # the queue prefix to evict, oldest first
+    victim_blocks: int  # their total block count
+    survivor_head: str | None  # the queue head after eviction
+    taken: tuple[int, ...]  # the block ids this implementation hands out (see below)
+
+
+def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
+    """The victims of ``alloc(_, n)`` by the spec, and the blocks it will take.
+
+    Victims: the shortest prefix of the queue whose blocks, with the free
+    ones, reach ``n`` (EvictOldestFirstProp, EvictOnlyAsNeededProp).
+    Blocks taken: this implementation pushes each victim's blocks onto the
+    LIFO free stack and takes the top ``n``, sorted; the spec leaves the
+    choice open, and any choice among free+victim blocks refines it.
+    Returns None when ``n`` is not a well-formed count (the call will raise).
+    O(n + victims' blocks).
+    """
+    if not is_count(n):
+        return None
+    assert isinstance(n, int)
+    free_len = len(s.free)
+    if free_len + s.evictable_blocks < n:
+        return AllocPlan(True, (), 0, None, ())
+    victims: list[str] = []
+    freed: list[int] = []
+    queue_iter = iter(s.queue)
+    while free_len + len(freed) < n:
+        key = next(queue_iter, None)
+        if key is None:  # only when EvictableCountInv is already broken
+            break
+        victims.append(key)
+        freed.extend(s.entries[key].block_ids)
+    survivor = next(queue_iter, None)
+    pool = s.free[-n:] + freed if n else []
+    taken = tuple(sorted(pool[len(pool) - n :])) if n else ()
+    return AllocPlan(False, tuple(victims), len(freed), survivor, taken)
+
+
+def canonical_ids(ids: object, n: int, num_blocks: int) -> bool:
+    """True when ``ids`` is a tuple of ``n`` unique ascending ints in [0, num_blocks)."""
+    if type(ids) is not tuple or len(ids) != n:
+        return False
+    return all(type(b) is int and 0 <= b < num_blocks for b in ids) and all(
+        a < b for a, b in itertools.pairwise(ids)
+    )
+
+
+def free_top_is(s: CacheState, ids: tuple[int, ...] | None) -> bool:
+    """True when the top of the free stack is exactly ``ids`` (discard pushes them). O(len)."""
+    if not ids:
+        return True
+    return s.free[-len(ids) :] == list(ids)
