@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from . import transitions
 from .state import CacheState
 
 
@@ -45,7 +46,7 @@ def abstract_state(s: CacheState) -> AbstractState:
         ),
         queue=tuple(s.queue),
         free=len(s.free),
-        held=len(s.entries) != len(s.queue),
+        held=transitions.has_held_entries(s),
     )
 
 

@@ -1,0 +1,260 @@
+"""Replay every edge of a TLC state graph on the code and compare (conformance link 1).
+
+For each state of the model, the code is driven into a matching state (by
+replaying the path TLC took to reach it), and every step TLC explored from
+there is applied to a copy: the operation's result and the abstract state
+after it (``abstraction.abstract_state``) must match the spec's. Then, for
+every operation the spec does *not* allow in that state, the code must raise a
+typed error and change nothing (MisuseUnchangedProp). Block identities are
+not compared (the spec leaves the allocator's choice open); instead the full
+invariant sweep runs on the code's state after every step.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import invariants, transitions
+from ..abstraction import AbstractEntry, AbstractState, abstract_state
+from ..entry import CacheEntry
+from ..errors import CacheError
+from ..state import CacheState
+from .state_graph import StateGraph
+from .tla_values import TlaFunction, TlaValue
+
+#: The code's operation for each TLA+ action name (spec/NAMES.md).
+ACTION_TO_OPERATION = {
+    "Alloc": "alloc",
+    "AllocFail": "alloc",
+    "MarkReady": "mark_ready",
+    "Pin": "pin",
+    "PinIfReady": "pin_if_ready",
+    "Unpin": "unpin",
+    "Discard": "discard",
+}
+
+Operations = Mapping[str, Callable[..., Any]]
+
+#: The real transitions; tests swap in planted divergences.
+REAL_OPERATIONS: Operations = {
+    "alloc": transitions.alloc,
+    "mark_ready": transitions.mark_ready,
+    "pin": transitions.pin,
+    "pin_if_ready": transitions.pin_if_ready,
+    "unpin": transitions.unpin,
+    "discard": transitions.discard,
+}
+
+
+@dataclass
+class Mismatch:
+    """One step on which the code and the spec disagree."""
+
+    source: str  # node id of the state the step starts from
+    step: str  # e.g. "alloc('k1', 2)"
+    detail: str
+
+
+@dataclass
+class ReplayReport:
+    """What the replay covered and where code and spec disagreed."""
+
+    states: int = 0
+    edges_total: int = 0
+    edges_replayed: int = 0
+    disabled_checked: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every edge was replayed and nothing disagreed."""
+        return not self.mismatches and self.edges_replayed == self.edges_total
+
+
+def spec_abstract(state: Mapping[str, TlaValue]) -> AbstractState:
+    """The spec's state read the same way as ``abstraction.abstract_state`` reads the code's."""
+    entries = state["entries"]
+    live = entries if isinstance(entries, TlaFunction) else {}
+    pairs = []
+    for key, record in live.items():
+        assert isinstance(record, TlaFunction)
+        pins, blocks = record["pins"], record["blocks"]
+        assert isinstance(pins, int) and isinstance(blocks, frozenset)
+        pairs.append((str(key), AbstractEntry(pins, len(blocks))))
+    queue = state["queue"]
+    free = state["free"]
+    assert isinstance(queue, tuple) and isinstance(free, frozenset)
+    return AbstractState(
+        entries=tuple(sorted(pairs)),
+        queue=tuple(str(k) for k in queue),
+        free=len(free),
+        # The spec's meaning of has_held_entries(), not the code's shortcut.
+        held=any(e.pins != 0 for _, e in pairs),
+    )
+
+
+def _last_op(state: Mapping[str, TlaValue]) -> tuple[str, str, int]:
+    last = state["lastOp"]
+    assert isinstance(last, TlaFunction)
+    op, key, n = last["op"], last["key"], last["n"]
+    assert isinstance(op, str) and isinstance(n, int)
+    return op, str(key), n
+
+
+def _call(ops: Operations, action: str, s: CacheState, key: str, n: int) -> Any:
+    name = ACTION_TO_OPERATION[action]
+    if name == "alloc":
+        return ops[name](s, key, n)
+    return ops[name](s, key)
+
+
+def _expected_result(action: str, before: AbstractState, key: str) -> str:
+    """What the code's call must return for this spec step."""
+    if action == "Alloc":
+        return "not-ready-entry"  # a new entry starts not-ready
+    if action == "AllocFail":
+        return "none"
+    if action == "PinIfReady":
+        entry = before.entry(key)
+        if entry is None:
+            return "none"
+        return "not-ready-entry" if entry.pins < 0 else "entry"
+    return "ok"
+
+
+def _result_kind(value: object, action: str = "") -> str:
+    if value is None:
+        # mark_ready/pin/unpin/discard return None on success.
+        return "ok" if action in ("MarkReady", "Pin", "Unpin", "Discard") else "none"
+    if isinstance(value, CacheEntry):
+        return "entry" if value.ready else "not-ready-entry"
+    return f"unexpected {value!r}"
+
+
+def _step_text(action: str, key: str, n: int) -> str:
+    op = ACTION_TO_OPERATION[action]
+    return f"{op}({key!r}, {n})" if op == "alloc" else f"{op}({key!r})"
+
+
+def _check_step(
+    ops: Operations, s: CacheState, action: str, key: str, n: int, want: AbstractState
+) -> str | None:
+    """Apply one spec step to ``s``; return what disagreed, or None."""
+    before = abstract_state(s)
+    try:
+        value = _call(ops, action, s, key, n)
+    except Exception as exc:  # any raise is a divergence: the spec allows this step
+        return f"raised {type(exc).__name__}: {exc}"
+    got_result = _result_kind(value, action)
+    want_result = _expected_result(action, before, key)
+    if got_result != want_result:
+        return f"returned {got_result}, spec says {want_result}"
+    got = abstract_state(s)
+    if got != want:
+        return f"state {got} but spec reaches {want}"
+    broken = invariants.violations(s)
+    if broken:
+        return "; ".join(f"{name}: {detail}" for name, detail in broken)
+    return None
+
+
+def _disabled_steps(
+    enabled: set[tuple[str, str, int]],
+    spec_state: AbstractState,
+    keys: list[str],
+    num_blocks: int,
+    max_pins: int,
+) -> list[tuple[str, str, int]]:
+    """(operation, key, n) calls the spec does not allow here, and the code must refuse."""
+    enabled_ops = {(ACTION_TO_OPERATION[a], k, n) for a, k, n in enabled}
+    out = []
+    for key in keys:
+        entry = spec_state.entry(key)
+        for op in ("mark_ready", "pin", "unpin", "discard"):
+            # Pins at the model's bound are disabled only by the model, not by the code.
+            if op == "pin" and entry is not None and entry.pins >= max_pins:
+                continue
+            if not any(o == op and k == key for o, k, _ in enabled_ops):
+                out.append((op, key, 0))
+        for n in range(num_blocks + 2):  # n == N + 1 exceeds the pool: CapacityError
+            if ("alloc", key, n) not in enabled_ops:
+                out.append(("alloc", key, n))
+    return out
+
+
+def _check_refused(ops: Operations, s: CacheState, op: str, key: str, n: int) -> str | None:
+    """The code must raise a typed error for a call the spec disallows, changing nothing."""
+    before = abstract_state(s)
+    try:
+        value = ops[op](s, key, n) if op == "alloc" else ops[op](s, key)
+    except CacheError:
+        after = abstract_state(s)
+        return None if after == before else f"raised but changed {before} -> {after}"
+    except Exception as exc:
+        return f"raised {type(exc).__name__}, not a typed CacheError: {exc}"
+    return f"accepted (returned {_result_kind(value)}) though the spec has no such step"
+
+
+def replay_graph(
+    graph: StateGraph,
+    keys: list[str],
+    num_blocks: int,
+    max_pins: int,
+    ops: Operations = REAL_OPERATIONS,
+    max_mismatches: int = 20,
+) -> ReplayReport:
+    """Replay every edge of ``graph`` on the code (BFS from the initial states).
+
+    O(edges * state size). Stops collecting details after ``max_mismatches``
+    but keeps counting.
+    """
+    report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
+    outgoing: dict[str, list[tuple[str, str]]] = {}
+    for source, target, _label in graph.edges:
+        outgoing.setdefault(source, []).append((target, _label))
+    code_state: dict[str, CacheState] = {}
+    todo: deque[str] = deque()
+    for node in graph.initial:
+        code_state[node] = CacheState(num_blocks)
+        todo.append(node)
+    mismatch_count = 0
+
+    def note(source: str, step: str, detail: str) -> None:
+        nonlocal mismatch_count
+        mismatch_count += 1
+        if len(report.mismatches) < max_mismatches:
+            report.mismatches.append(Mismatch(source, step, detail))
+
+    while todo:
+        node = todo.popleft()
+        here = code_state[node]
+        enabled: set[tuple[str, str, int]] = set()
+        for target, _label in outgoing.get(node, []):
+            target_state = graph.states[target]
+            action, key, n = _last_op(target_state)
+            enabled.add((action, key, n))
+            s = copy.deepcopy(here)
+            problem = _check_step(ops, s, action, key, n, spec_abstract(target_state))
+            report.edges_replayed += 1
+            if problem is not None:
+                note(node, _step_text(action, key, n), problem)
+                continue
+            if target not in code_state:
+                code_state[target] = s
+                todo.append(target)
+        spec_here = spec_abstract(graph.states[node])
+        for op, key, n in _disabled_steps(enabled, spec_here, keys, num_blocks, max_pins):
+            problem = _check_refused(ops, copy.deepcopy(here), op, key, n)
+            report.disabled_checked += 1
+            if problem is not None:
+                note(node, f"{op}({key!r}{', ' + str(n) if op == 'alloc' else ''})", problem)
+    # Edges out of states the code never reached (after a mismatch) were not replayed.
+    if mismatch_count > len(report.mismatches):
+        report.mismatches.append(
+            Mismatch("", "", f"... and {mismatch_count - len(report.mismatches)} more")
+        )
+    return report
