@@ -12,6 +12,7 @@ The conditions that compare them, and each operation's contract, are in
 from __future__ import annotations
 
 import itertools
+import operator
 from typing import NamedTuple
 
 from .state import CacheState
@@ -50,9 +51,16 @@ def same_shape(a: Snapshot, b: Snapshot) -> bool:
     return a[:6] == b[:6]
 
 
-def is_count(n: object) -> bool:
-    """True for a well-formed ``n_blocks``: a non-negative int that is not a bool."""
-    return isinstance(n, int) and not isinstance(n, bool) and n >= 0
+def as_count(n: object) -> int | None:
+    """``n`` as alloc reads it (an int or anything with ``__index__``, not a bool,
+    not negative), or None when alloc would raise for it."""
+    if isinstance(n, bool):
+        return None
+    try:
+        value = operator.index(n)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return value if value >= 0 else None
 
 
 class AllocPlan(NamedTuple):
@@ -76,9 +84,10 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
     Returns None when ``n`` is not a well-formed count (the call will raise).
     O(n + victims' blocks).
     """
-    if not is_count(n):
+    count = as_count(n)
+    if count is None:
         return None
-    assert isinstance(n, int)
+    n = count
     free_len = len(s.free)
     if free_len + s.evictable_blocks < n:
         return AllocPlan(True, (), 0, None, ())

@@ -23,7 +23,7 @@ class CacheState:
         self.num_blocks: int = num_blocks
         #: Free block ids, used as a LIFO stack.  (TLA+: free)
         self.free: list[int] = list(range(num_blocks))
-        #: Key -> live entry in any state.  (TLA+: pins / blocks)
+        #: Key -> live entry in any state.  (TLA+: entries)
         self.entries: dict[str, CacheEntry] = {}
         #: Ready+unpinned keys, oldest first: the FIFO eviction queue.  (TLA+: queue)
         self.queue: OrderedDict[str, None] = OrderedDict()

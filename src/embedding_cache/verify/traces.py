@@ -1,0 +1,129 @@
+"""Trace validation (conformance link 2): check a recorded trace against the spec with TLC.
+
+A trace from ``TracedEmbeddingCache`` is written into a generated TLA+ module
+as the constant ``Trace`` and checked by ``tla/EmbeddingCacheTrace.tla``: TLC
+follows the single path the trace allows and reports a deadlock at the first
+step the spec cannot take. (This TLC build has no Json/IOUtils modules, so
+the trace travels as TLA+ text.)
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..abstraction import AbstractState
+from ..tracing import TraceStep
+from .tlc_process import tlc_command
+
+#: The TLA+ modules a trace check needs, from the project's tla/ directory.
+TRACE_MODULES = ("EmbeddingCache.tla", "EmbeddingCacheTrace.tla")
+
+
+@dataclass
+class TraceVerdict:
+    """TLC's verdict on one trace."""
+
+    steps: int
+    accepted: bool
+    matched: int  # steps the spec accepted before the first it could not take
+    first_rejected: TraceStep | None
+    seconds: float
+    detail: str = ""
+
+
+def tla_string(text: str) -> str:
+    """A TLA+ string literal for ``text``."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _tla_post(post: AbstractState) -> str:
+    if post.entries:
+        entries = " @@ ".join(
+            f"{tla_string(k)} :> [pins |-> {e.pins}, blocks |-> {e.blocks}]"
+            for k, e in post.entries
+        )
+        entries = f"({entries})"
+    else:
+        entries = "<<>>"
+    queue = ", ".join(tla_string(k) for k in post.queue)
+    held = "TRUE" if post.held else "FALSE"
+    return f"[entries |-> {entries}, queue |-> <<{queue}>>, free |-> {post.free}, held |-> {held}]"
+
+
+def _tla_step(step: TraceStep) -> str:
+    blocks = ", ".join(str(b) for b in step.block_ids or ())
+    return (
+        f"[op |-> {tla_string(step.op)}, key |-> {tla_string(step.key)}, "
+        f"n |-> {step.n_blocks or 0}, result |-> {tla_string(step.result)}, "
+        f"blocks |-> {{{blocks}}}, post |-> {_tla_post(step.post)}]"
+    )
+
+
+def trace_module(trace: Sequence[TraceStep], num_blocks: int, name: str) -> tuple[str, str]:
+    """The text of a TLA+ module binding ``Trace`` to ``trace``, and its TLC config."""
+    keys = sorted({step.key for step in trace}) or ["none"]
+    max_pins = max([1] + [e.pins for step in trace for _, e in step.post.entries])
+    steps = ",\n    ".join(_tla_step(step) for step in trace)
+    module = (
+        f"---- MODULE {name} ----\n"
+        "EXTENDS EmbeddingCacheTrace\n"
+        f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
+        f"TraceSteps == <<\n    {steps}\n    >>\n"
+        "====\n"
+    )
+    config = (
+        "CONSTANTS\n"
+        f"    N = {num_blocks}\n"
+        f"    MaxPins = {max_pins}\n"
+        "    Keys <- TraceKeys\n"
+        "    Trace <- TraceSteps\n"
+        "SPECIFICATION TraceSpec\n"
+        "INVARIANT TraceProgress\n"
+    )
+    return module, config
+
+
+_DEADLOCK = re.compile(r"Error: Deadlock reached")
+_I_VALUE = re.compile(r"^/\\ i = (\d+)\s*$", re.M)
+
+
+def validate_trace(
+    trace: Sequence[TraceStep],
+    num_blocks: int,
+    tla_dir: Path,
+    timeout: float = 300.0,
+) -> TraceVerdict:
+    """Run TLC on ``trace``; accepted iff the spec can take every step in order."""
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
+        work = Path(tmp)
+        for module in TRACE_MODULES:
+            shutil.copy(tla_dir / module, work / module)
+        module_text, config_text = trace_module(trace, num_blocks, "MCTrace")
+        (work / "MCTrace.tla").write_text(module_text)
+        (work / "MCTrace.cfg").write_text(config_text)
+        proc = subprocess.run(
+            [*tlc_command(), "-workers", "1", "-config", "MCTrace.cfg", "MCTrace.tla"],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    seconds = time.monotonic() - start
+    out = proc.stdout + proc.stderr
+    if _DEADLOCK.search(out):
+        values = _I_VALUE.findall(out)
+        matched = int(values[-1]) if values else 0
+        rejected = trace[matched] if matched < len(trace) else None
+        return TraceVerdict(len(trace), False, matched, rejected, seconds, "deadlock")
+    if proc.returncode == 0 and "Model checking completed. No error has been found." in out:
+        return TraceVerdict(len(trace), True, len(trace), None, seconds)
+    tail = "\n".join(out.strip().splitlines()[-15:])
+    return TraceVerdict(len(trace), False, 0, None, seconds, f"TLC failed:\n{tail}")
