@@ -1,0 +1,185 @@
+"""Combine the builds' measurements into one report, and print it as a table or JSON.
+
+The report is one JSON-ready dict (``REPORT_KEYS`` at the top level,
+``RESULT_KEYS`` in each row of ``results``); ``render`` turns it into the
+human table. Ratios between builds compare medians taken in different
+processes; ratios between pool sizes of one build are medians of per-repeat
+ratios, the sizes having been timed interleaved in the same process.
+
+``scaling[build]`` compares the largest pool with the smallest: ``ns_per_op_ratio``
+(the measured mixes), ``same_mix_ratio`` (both sizes' per-call costs weighted by
+the smallest pool's operation counts: the same work at both sizes) and ``by_op``
+(per operation). ``checked_over_default[size]`` is the checked build's ns/op over
+the default build's.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: Top-level keys of the JSON report.
+REPORT_KEYS = (
+    "command",
+    "seed",
+    "repeat",
+    "sizes",
+    "builds",
+    "ops",
+    "results",
+    "checked_over_default",
+    "scaling",
+    "notes",
+)
+#: Keys of each row of ``results`` (one per build and pool size).
+RESULT_KEYS = (
+    "build",
+    "num_blocks",
+    "catalogue",
+    "item_sizes",
+    "warmup_ops",
+    "ops",
+    "ns_per_op",
+    "ns_per_op_runs",
+    "ns_per_call_by_op",
+    "op_counts",
+    "lookups",
+    "hits",
+    "hit_ratio",
+    "allocs",
+    "evictions",
+    "alloc_failures",
+)
+#: Operation columns of the per-operation table, in the order the table prints them.
+OPERATIONS = ("get", "alloc", "mark_ready", "discard", "pin", "unpin", "pin_if_ready")
+
+
+def _scaling(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-op time at the largest pool over that at the smallest, for one build's rows."""
+    small = min(rows, key=lambda row: row["num_blocks"])
+    large = max(rows, key=lambda row: row["num_blocks"])
+    per_run = [
+        big / little if little else 0.0
+        for big, little in zip(large["ns_per_op_runs"], small["ns_per_op_runs"], strict=True)
+    ]
+    small_ops, large_ops = small["ns_per_call_by_op"], large["ns_per_call_by_op"]
+    by_op = {
+        name: large_ops[name] / small_ops[name]
+        for name in OPERATIONS
+        if small_ops.get(name) and name in large_ops
+    }
+    # The mix shifts with the pool (bigger pools hit more, so allocate less), which
+    # moves the plain ratio; re-weighting both sizes' per-call costs by the smallest
+    # pool's operation counts compares the same work at both sizes.
+    weights = {name: count for name, count in small["op_counts"].items() if name in large_ops}
+    small_cost = sum(count * small_ops[name] for name, count in weights.items())
+    large_cost = sum(count * large_ops[name] for name, count in weights.items())
+    return {
+        "smallest": small["num_blocks"],
+        "largest": large["num_blocks"],
+        "ns_per_op_ratio": statistics.median(per_run),
+        "same_mix_ratio": large_cost / small_cost if small_cost else 0.0,
+        "by_op": by_op,
+    }
+
+
+def build_report(
+    runs: Mapping[str, Mapping[str, Any]],
+    *,
+    sizes: Sequence[int],
+    ops: Mapping[str, int],
+    repeat: int,
+    seed: int,
+    notes: Sequence[str] = (),
+) -> dict[str, Any]:
+    """One report from each build's ``runner.measure`` output (keyed by build name)."""
+    results = [
+        {"build": build, **{key: row[key] for key in RESULT_KEYS if key != "build"}}
+        for build, run in runs.items()
+        for row in run["results"]
+    ]
+    by_build: dict[str, dict[int, dict[str, Any]]] = {}
+    for row in results:
+        by_build.setdefault(row["build"], {})[row["num_blocks"]] = row
+    checked_over_default: dict[str, float] = {}
+    if "default" in by_build and "checked" in by_build:
+        for size in sizes:
+            base = by_build["default"][size]["ns_per_op"]
+            if base:
+                checked_over_default[str(size)] = by_build["checked"][size]["ns_per_op"] / base
+    return {
+        "command": "embedding-cache bench",
+        "seed": seed,
+        "repeat": repeat,
+        "sizes": list(sizes),
+        "builds": list(runs),
+        "ops": dict(ops),
+        "results": results,
+        "checked_over_default": checked_over_default,
+        "scaling": {build: _scaling(list(rows.values())) for build, rows in by_build.items()},
+        "notes": list(notes),
+    }
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Right-aligned columns (the first left-aligned), two spaces apart."""
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        first, *rest = cells
+        parts = [first.ljust(widths[0])]
+        parts += [cell.rjust(width) for cell, width in zip(rest, widths[1:], strict=True)]
+        return "  ".join(parts).rstrip()
+
+    return [line(header), line(["-" * width for width in widths]), *map(line, rows)]
+
+
+def render(report: Mapping[str, Any]) -> str:
+    """The report as the human-readable tables and summary lines."""
+    ratios = report["checked_over_default"]
+    rows = []
+    for row in report["results"]:
+        ratio = ratios.get(str(row["num_blocks"])) if row["build"] == "checked" else None
+        rows.append(
+            [
+                row["build"],
+                f"{row['num_blocks']:,}",
+                f"{row['catalogue']:,}",
+                f"{row['warmup_ops']:,}",
+                f"{row['ops']:,}",
+                f"{row['ns_per_op']:,.0f}",
+                "-" if ratio is None else f"{ratio:.1f}x",
+                f"{row['hit_ratio']:.1%}",
+                f"{row['evictions']:,}",
+                f"{row['alloc_failures']:,}",
+            ]
+        )
+    header = ["build", "blocks", "items", "warm-up", "ops", "ns/op", "vs default"]
+    header += ["hit ratio", "evictions", "alloc fails"]
+    lines = [
+        f"embedding-cache bench: seed {report['seed']}, median of {report['repeat']} run(s); "
+        "ops, hit ratio, evictions and alloc failures count the measured window after warm-up",
+        "",
+        *_table(header, rows),
+        "",
+        "ns per call by operation (each call timed alone, timer cost subtracted):",
+    ]
+    op_rows = [
+        [row["build"], f"{row['num_blocks']:,}"]
+        + [f"{row['ns_per_call_by_op'].get(name, 0.0):,.0f}" for name in OPERATIONS]
+        for row in report["results"]
+    ]
+    lines += _table(["build", "blocks", *OPERATIONS], op_rows)
+    lines.append("")
+    for build, scaling in report["scaling"].items():
+        if scaling["smallest"] == scaling["largest"]:
+            continue
+        by_op = ", ".join(f"{name} {ratio:.2f}x" for name, ratio in scaling["by_op"].items())
+        lines.append(
+            f"{build} build: per-op time at {scaling['largest']:,} blocks / at "
+            f"{scaling['smallest']:,} blocks = {scaling['ns_per_op_ratio']:.2f}x; "
+            f"same mix: {scaling['same_mix_ratio']:.2f}x (by operation: {by_op})"
+        )
+    lines += [f"note: {note}" for note in report["notes"]]
+    return "\n".join(lines)
