@@ -46,13 +46,22 @@ class Old(Protocol):
 
 
 def _contract(*decorators: Callable[[F], F]) -> Callable[[F], F]:
-    """Compose icontract decorators (listed outermost first) plus the full sweep."""
+    """Compose one operation's icontract decorators, plus the full sweep.
+
+    icontract checks postconditions in the order they were attached, so they
+    are attached in the listed order (the most specific first), then the
+    sweep's, then the snapshots they read and the preconditions.
+    """
+    posts = [d for d in decorators if isinstance(d, icontract.ensure)]
+    others = [d for d in decorators if not isinstance(d, icontract.ensure)]
 
     def apply(func: F) -> F:
         if not CHECKED:
             return func
+        for decorator in posts:
+            func = decorator(func)
         func = _sweep_before_and_after(func)
-        for decorator in reversed(decorators):
+        for decorator in reversed(others):
             func = decorator(func)
         return func
 
@@ -63,10 +72,10 @@ def _sweep_before_and_after(func: F) -> F:
     """In the full build, require and ensure every named invariant (O(N) each)."""
     if not FULL_SWEEP:
         return func
+    for name, predicate in invariants.INVARIANTS.items():
+        func = icontract.ensure(_holds(predicate), name)(func)
     for name, predicate in reversed(invariants.INVARIANTS.items()):
-        holds = _holds(predicate)
-        func = icontract.require(holds, name)(func)
-        func = icontract.ensure(holds, name)(func)
+        func = icontract.require(_holds(predicate), name)(func)
     return func
 
 

@@ -1,0 +1,27 @@
+"""Shared pytest configuration: the Hypothesis settings profiles.
+
+Choose one with ``HYPOTHESIS_PROFILE`` (default ``dev``):
+
+* ``ci`` -- deterministic (``derandomize=True``, no example database) and
+  modest, so CI runs are repeatable and fast;
+* ``dev`` -- random, the default example count, the local example database;
+* ``thorough`` -- many more examples and longer stateful runs, for a soak.
+
+Every profile disables the per-example deadline: the checked builds and the
+shared 2-core machine make example timing meaningless.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import settings
+
+# Helper modules' asserts must survive ``python -O`` (the build matrix runs one).
+pytest.register_assert_rewrite("cache_observe")
+
+settings.register_profile("ci", deadline=None, derandomize=True, database=None, max_examples=100)
+settings.register_profile("dev", deadline=None, max_examples=100)
+settings.register_profile("thorough", deadline=None, max_examples=2000, stateful_step_count=100)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

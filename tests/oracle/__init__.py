@@ -1,0 +1,1 @@
+"""Test oracles: reference implementations the tests compare against (never shipped)."""
