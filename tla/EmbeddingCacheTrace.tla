@@ -38,20 +38,22 @@ PostMatches(p) ==
     /\ Cardinality(free') = p.free
     /\ (\E k \in DOMAIN entries' : entries'[k].pins # 0) = p.held
 
-\* The spec's guard for an operation is false: the code must refuse the call.
-\* (IF, not \/: inside an action TLC explores both sides of a disjunction.)
-Forbidden(t) ==
-    IF t.op = "alloc" THEN t.key \in Live \/ t.n > N
-    ELSE IF t.key \notin Live THEN t.op # "pin_if_ready"
+\* The error the code must raise when the spec's guard for t's operation is
+\* false (spec/SPEC.md, section 7: alloc checks duplicates before capacity),
+\* or "none" when the spec has a step for it.  IF, not \/: inside an action
+\* TLC explores both sides of a disjunction.
+ExpectedError(t) ==
+    IF t.op = "alloc"
+    THEN IF t.key \in Live THEN "DuplicateAllocError"
+         ELSE IF t.n > N THEN "CapacityError" ELSE "none"
+    ELSE IF t.op = "pin_if_ready" THEN "none"
+    ELSE IF t.key \notin Live THEN "UnknownKeyError"
     ELSE LET p == entries[t.key].pins
-         IN  CASE t.op = "mark_ready" -> p # NotReady
-               [] t.op = "pin"        -> p < 0
-               [] t.op = "unpin"      -> p <= 0
-               [] t.op = "discard"    -> p # NotReady
-               [] OTHER               -> FALSE   \* pin_if_ready never refuses
-
-\* The errors that mean "the key has no live entry".
-AbsentErrors == {"UnknownKeyError"}
+         IN  CASE t.op = "mark_ready" /\ p # NotReady -> "AlreadyReadyError"
+               [] t.op = "pin"        /\ p < 0        -> "NotReadyError"
+               [] t.op = "unpin"      /\ p <= 0       -> "NotPinnedError"
+               [] t.op = "discard"    /\ p # NotReady -> "DiscardHeldError"
+               [] OTHER                               -> "none"
 
 \* One recorded step as a spec step.
 StepMatches(t) ==
@@ -68,9 +70,9 @@ StepMatches(t) ==
               [] t.op = "unpin"        -> Unpin(t.key)
               [] t.op = "discard"      -> Discard(t.key)
               [] OTHER                 -> FALSE
-      [] OTHER ->   \* the call raised t.result
-            /\ Forbidden(t)
-            /\ (t.result \in AbsentErrors) = (t.key \notin Live)
+      [] OTHER ->   \* the call raised t.result: the spec forbids it, nothing changes
+            /\ t.result = ExpectedError(t)
+            /\ t.result # "none"
             /\ UNCHANGED vars
 
 TraceInit ==
@@ -79,8 +81,9 @@ TraceInit ==
 
 TraceNext ==
     \/ /\ i < Len(Trace)
-       /\ StepMatches(Trace[i + 1])
-       /\ PostMatches(Trace[i + 1].post)
+       /\ LET t == Trace[i + 1]   \* evaluated once per step (LET values are cached)
+          IN  /\ StepMatches(t)
+              /\ PostMatches(t.post)
        /\ i' = i + 1
     \/ /\ i = Len(Trace)            \* accepted: stutter so TLC sees no deadlock
        /\ UNCHANGED traceVars

@@ -1,0 +1,112 @@
+"""Operation streams that produce traces for validation: sequential with misuse, and threaded.
+
+Both drive a ``TracedEmbeddingCache``; misuse errors are expected and
+swallowed (the trace records them, and trace validation checks the spec
+forbids each refused call). Deterministic for a given seed, except the
+interleaving of the threaded stream, which the trace records as it happened.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+
+from ..errors import CacheError
+from ..tracing import TracedEmbeddingCache
+
+#: Operations that take just a key.
+KEY_OPERATIONS = ("mark_ready", "pin", "pin_if_ready", "unpin", "discard")
+
+
+def random_trace(seed: int, num_blocks: int = 6, steps: int = 250) -> TracedEmbeddingCache:
+    """A sequential stream of every operation, legal or not, on a few keys.
+
+    Roughly half the calls are misuse (the keys and operations are drawn
+    blindly), so refusals are validated as much as transitions. O(steps).
+    """
+    rng = random.Random(seed)
+    cache = TracedEmbeddingCache(num_blocks)
+    keys = [f"k{i}" for i in range(4)]
+    while len(cache.trace) < steps:
+        key = rng.choice(keys)
+        op = rng.choice(("alloc", "alloc", *KEY_OPERATIONS))
+        try:
+            if op == "alloc":
+                cache.alloc(key, rng.randint(0, num_blocks + 1))
+            else:
+                getattr(cache, op)(key)
+        except CacheError:
+            pass
+    return cache
+
+
+def _worker(
+    cache: TracedEmbeddingCache,
+    rng: random.Random,
+    mine: list[str],
+    others: list[str],
+    steps: int,
+    errors: list[BaseException],
+) -> None:
+    """One thread: saves of its own keys, and loads/remote reads of everyone's."""
+    pinned: list[str] = []
+    try:
+        for _ in range(steps):
+            roll = rng.random()
+            key = rng.choice(mine)
+            try:
+                if roll < 0.3:
+                    if cache.alloc(key, rng.randint(1, 3)) is not None:
+                        if rng.random() < 0.8:
+                            cache.mark_ready(key)
+                        else:
+                            cache.discard(key)
+                elif roll < 0.7:
+                    target = rng.choice(mine + others)
+                    entry = cache.pin_if_ready(target)
+                    if entry is not None and entry.ready:
+                        pinned.append(target)
+                elif pinned:
+                    cache.unpin(pinned.pop(rng.randrange(len(pinned))))
+            except CacheError:
+                pass  # e.g. alloc of a key this thread still holds
+        while pinned:
+            cache.unpin(pinned.pop())
+    except BaseException as exc:  # surfaced by threaded_trace
+        errors.append(exc)
+
+
+def threaded_trace(
+    seed: int, num_blocks: int = 8, threads: int = 3, steps: int = 60
+) -> TracedEmbeddingCache:
+    """Several threads mixing saves, loads and remote reads on one cache.
+
+    Each thread allocates only its own keys (so its saves stay legal) and
+    pins anyone's ready entries through ``pin_if_ready``, releasing every pin
+    before it ends. The trace is the order the lock granted.
+    """
+    cache = TracedEmbeddingCache(num_blocks)
+    names = [[f"t{t}k{i}" for i in range(2)] for t in range(threads)]
+    errors: list[BaseException] = []
+    workers = [
+        threading.Thread(
+            target=_worker,
+            name=f"worker-{t}",
+            args=(
+                cache,
+                random.Random(seed * 1000 + t),
+                names[t],
+                [k for u in range(threads) if u != t for k in names[u]],
+                steps,
+                errors,
+            ),
+        )
+        for t in range(threads)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    if errors:
+        raise errors[0]
+    return cache
