@@ -1,0 +1,111 @@
+"""Read ``tla/models.json``: which models exist and what each must produce."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: The manifest's file name inside the tla/ directory.
+MANIFEST_NAME = "models.json"
+
+#: Environment variable that overrides where the tla/ directory is.
+TLA_DIR_ENV = "EMBEDDING_CACHE_TLA_DIR"
+
+#: The expectation of a model that must check without any violation.
+PASS = "pass"
+
+
+class ManifestError(ValueError):
+    """The manifest is missing or malformed, or names an unknown model."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """One model of the manifest: a root module, its config and expectation."""
+
+    name: str
+    spec: str  # root module file, e.g. "MCSmoke.tla"
+    config: str  # TLC config file, e.g. "MCSmoke.cfg"
+    expect: str  # "pass", or the invariant/property TLC must report violated
+    budget_seconds: float
+    checks: str  # the spec module this model checks (for humans and JSON)
+    description: str
+    check_deadlock: bool
+    tags: tuple[str, ...]
+
+
+def find_tla_dir(override: str | None = None) -> Path:
+    """Return the tla/ directory: the override, $EMBEDDING_CACHE_TLA_DIR, or
+    the nearest ``tla/`` holding a manifest above this file or the cwd."""
+    explicit = override or os.environ.get(TLA_DIR_ENV)
+    if explicit:
+        path = Path(explicit)
+        if not (path / MANIFEST_NAME).is_file():
+            raise ManifestError(f"{path} has no {MANIFEST_NAME}")
+        return path
+    for start in (Path(__file__).resolve(), Path.cwd().resolve()):
+        for parent in (start, *start.parents):
+            if (parent / "tla" / MANIFEST_NAME).is_file():
+                return parent / "tla"
+    raise ManifestError(
+        f"no tla/{MANIFEST_NAME} found above {Path(__file__).parent} or the "
+        f"current directory; pass --tla-dir or set {TLA_DIR_ENV}"
+    )
+
+
+def _model(raw: dict[str, Any]) -> Model:
+    """Build a Model from one manifest entry, checking field types."""
+    try:
+        name = str(raw["name"])
+        return Model(
+            name=name,
+            spec=str(raw.get("spec", f"{name}.tla")),
+            config=str(raw.get("config", f"{name}.cfg")),
+            expect=str(raw["expect"]),
+            budget_seconds=float(raw["budget_seconds"]),
+            checks=str(raw.get("checks", "")),
+            description=str(raw.get("description", "")),
+            check_deadlock=bool(raw.get("check_deadlock", True)),
+            tags=tuple(str(t) for t in raw.get("tags", ())),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ManifestError(f"bad manifest entry {raw!r}: {exc}") from exc
+
+
+def load_manifest(tla_dir: Path) -> list[Model]:
+    """Return the manifest's models in order; raise ManifestError if invalid."""
+    path = tla_dir / MANIFEST_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ManifestError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("models"), list):
+        raise ManifestError(f"{path}: expected an object with a 'models' list")
+    models = [_model(raw) for raw in data["models"]]
+    names = [m.name for m in models]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ManifestError(f"{path}: duplicate model names {sorted(duplicates)}")
+    for model in models:
+        for file in (model.spec, model.config):
+            if not (tla_dir / file).is_file():
+                raise ManifestError(f"{path}: model {model.name}: {file} does not exist")
+    return models
+
+
+def select_models(models: list[Model], names: list[str]) -> list[Model]:
+    """Return the named models (all when names is empty), in manifest order.
+
+    A name may also be a tag (e.g. ``bug``), selecting every model with it.
+    """
+    if not names:
+        return models
+    known = {m.name for m in models} | {t for m in models for t in m.tags}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ManifestError(f"unknown model(s) {unknown}; known: {sorted(known)}")
+    wanted = set(names)
+    return [m for m in models if m.name in wanted or wanted & set(m.tags)]

@@ -1,0 +1,191 @@
+"""Parse TLC's text output: the outcome, the statistics and the trace.
+
+TLC (2.15) prints its verdict as one of a few fixed sentences and a
+counterexample as ``State i: <Action ...>`` headers followed by
+``/\\ var = value`` lines; values may continue on indented lines.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+
+
+class Outcome(enum.StrEnum):
+    """What TLC concluded."""
+
+    PASS = "pass"  # the model checked completely, no violation
+    INVARIANT = "invariant"  # a state invariant is violated
+    ACTION_PROPERTY = "action-property"  # an action property ([][A]_v) is violated
+    TEMPORAL = "temporal"  # a temporal (liveness) property is violated
+    DEADLOCK = "deadlock"  # a state without successors
+    PARSE_ERROR = "parse-error"  # the modules or the config do not parse
+    ERROR = "error"  # any other error TLC reported (evaluation, assumption, ...)
+    INCOMPLETE = "incomplete"  # TLC stopped without a verdict (killed, crashed)
+
+
+@dataclass
+class Step:
+    """One state of a counterexample and the action that produced it."""
+
+    number: int  # TLC's state number (1 is the initial state)
+    action: str  # "Init", an action name, "Stuttering", or "Back to state i"
+    state: dict[str, str]  # every variable's value, as TLA+ text
+    changed: dict[str, str]  # the variables this step changed (all, for Init)
+
+
+@dataclass
+class TlcOutput:
+    """The parsed result of one TLC run."""
+
+    outcome: Outcome
+    violated: str | None = None  # the invariant/property TLC named, if any
+    message: str = ""  # the first error line(s), for error outcomes
+    version: str | None = None
+    states_generated: int | None = None
+    distinct_states: int | None = None
+    depth: int | None = None
+    trace: list[Step] = field(default_factory=list)
+
+
+_VERSION = re.compile(r"^TLC2 Version (?P<v>.+?)\s*$", re.MULTILINE)
+_INVARIANT = re.compile(r"^Error: Invariant (?P<name>\S+) is violated", re.MULTILINE)
+_ACTION_PROPERTY = re.compile(r"^Error: Action property (?P<name>\S+) is violated", re.MULTILINE)
+_TEMPORAL = re.compile(r"^Error: Temporal properties were violated", re.MULTILINE)
+_DEADLOCK = re.compile(r"^Error: Deadlock reached", re.MULTILINE)
+_PASS = re.compile(r"^Model checking completed\. No error has been found", re.MULTILINE)
+_PARSE = re.compile(
+    r"^(Error: Parsing or semantic analysis failed|\*\*\* Parse Error \*\*\*"
+    r"|Semantic errors:|Parse Error)",
+    re.MULTILINE,
+)
+_ERROR = re.compile(r"^Error: (?P<msg>.*)$", re.MULTILINE)
+_STATS = re.compile(
+    r"^(?P<gen>[\d,]+) states generated, (?P<distinct>[\d,]+) distinct states found",
+    re.MULTILINE,
+)
+_PROGRESS = re.compile(
+    r"^Progress\((?P<depth>\d+)\).*?: (?P<gen>[\d,]+) states generated.*?"
+    r"(?P<distinct>[\d,]+) distinct states found",
+    re.MULTILINE,
+)
+_DEPTH = re.compile(r"^The depth of the complete state graph search is (?P<d>\d+)", re.MULTILINE)
+_STATE_HEADER = re.compile(r"^State (?P<n>\d+): (?P<label>.*)$")
+_BACK_TO = re.compile(r"^Back to state (?P<n>\d+)")
+_VAR_LINE = re.compile(r"^(?:/\\ )?(?P<name>[A-Za-z_]\w*) = (?P<value>.*)$")
+_ACTION_LABEL = re.compile(r"^<(?P<name>\w+)(?: line \d+.*)?>$")
+
+
+def _int(text: str) -> int:
+    """Parse TLC's comma-grouped integers."""
+    return int(text.replace(",", ""))
+
+
+def _action_name(label: str) -> str:
+    """``<Alloc line 12, col 5 ... of module M>`` -> ``Alloc``."""
+    label = label.strip()
+    if label == "<Initial predicate>":
+        return "Init"
+    if label.startswith("Stuttering"):
+        return "Stuttering"
+    match = _ACTION_LABEL.match(label)
+    return match.group("name") if match else label.strip("<>")
+
+
+def parse_trace(text: str) -> list[Step]:
+    """Return the counterexample in text as steps with their changes."""
+    steps: list[Step] = []
+    current: dict[str, str] | None = None
+    last_var: str | None = None
+
+    def finish() -> None:
+        if current is None or not steps:
+            return
+        previous = steps[-2].state if len(steps) > 1 else {}
+        steps[-1].state = dict(current)
+        steps[-1].changed = {k: v for k, v in current.items() if previous.get(k) != v}
+
+    for line in text.splitlines():
+        header = _STATE_HEADER.match(line)
+        back = _BACK_TO.match(line)
+        if header or back:
+            finish()
+            if back:
+                target = int(back.group("n"))
+                steps.append(Step(target, f"Back to state {target}", {}, {}))
+                current = None
+                continue
+            assert header is not None
+            steps.append(Step(int(header.group("n")), _action_name(header.group("label")), {}, {}))
+            current = {}
+            last_var = None
+            continue
+        if current is None:
+            continue
+        if not line.strip():
+            finish()
+            current = None
+            continue
+        var = _VAR_LINE.match(line)
+        if var and (line.startswith("/\\ ") or not current):
+            last_var = var.group("name")
+            current[last_var] = var.group("value").strip()
+        elif last_var is not None:  # a value continued on the next line
+            current[last_var] += " " + line.strip()
+    finish()
+    return steps
+
+
+def _outcome(text: str) -> tuple[Outcome, str | None]:
+    """Classify the run and name the violated invariant/property, if any."""
+    if match := _INVARIANT.search(text):
+        return Outcome.INVARIANT, match.group("name")
+    if match := _ACTION_PROPERTY.search(text):
+        return Outcome.ACTION_PROPERTY, match.group("name")
+    if _TEMPORAL.search(text):
+        return Outcome.TEMPORAL, None
+    if _DEADLOCK.search(text):
+        return Outcome.DEADLOCK, None
+    if _PARSE.search(text):
+        return Outcome.PARSE_ERROR, None
+    if _ERROR.search(text):
+        return Outcome.ERROR, None
+    if _PASS.search(text):
+        return Outcome.PASS, None
+    return Outcome.INCOMPLETE, None
+
+
+def _error_message(text: str) -> str:
+    """The first error paragraph TLC printed (or the parse errors)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith(("Error:", "*** Errors:", "Semantic errors:", "***Parse Error***")):
+            block: list[str] = []
+            for follow in lines[i : i + 12]:
+                if block and follow.startswith(("Starting...", "Finished in", "State 1:")):
+                    break
+                block.append(follow)
+            return "\n".join(b for b in block if b.strip()).strip()
+    return ""
+
+
+def parse_output(text: str) -> TlcOutput:
+    """Parse the complete (or truncated) output of one TLC run."""
+    outcome, violated = _outcome(text)
+    result = TlcOutput(outcome=outcome, violated=violated)
+    if match := _VERSION.search(text):
+        result.version = match.group("v")
+    stats = list(_STATS.finditer(text)) or list(_PROGRESS.finditer(text))
+    if stats:
+        result.states_generated = _int(stats[-1].group("gen"))
+        result.distinct_states = _int(stats[-1].group("distinct"))
+    if match := _DEPTH.search(text):
+        result.depth = int(match.group("d"))
+    elif progress := list(_PROGRESS.finditer(text)):
+        result.depth = int(progress[-1].group("depth"))
+    if outcome in (Outcome.INVARIANT, Outcome.ACTION_PROPERTY, Outcome.TEMPORAL, Outcome.DEADLOCK):
+        result.trace = parse_trace(text)
+    if outcome not in (Outcome.PASS, Outcome.INCOMPLETE):
+        result.message = _error_message(text)
+    return result

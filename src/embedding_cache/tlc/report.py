@@ -1,0 +1,123 @@
+"""Render model results: a table for people, one JSON object for tools."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from .output import Step
+from .runner import ModelResult
+
+#: Width at which a counterexample's changed values are wrapped.
+VALUE_WIDTH = 88
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+    """A plain-text table; columns in right are right-aligned."""
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([fmt(headers), rule, *(fmt(r) for r in rows)])
+
+
+def _num(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def results_table(results: list[ModelResult]) -> str:
+    """One row per model: name, expected, result, states, depth, seconds."""
+    rows = [
+        [
+            r.model.name,
+            r.model.expect,
+            r.result,
+            _num(r.output.distinct_states),
+            _num(r.output.depth),
+            f"{r.seconds:.1f}",
+            "ok" if r.ok else f"FAIL ({r.note})",
+        ]
+        for r in results
+    ]
+    headers = ["model", "expected", "result", "distinct states", "depth", "seconds", "verdict"]
+    return _table(headers, rows, right={3, 4, 5})
+
+
+def trace_table(steps: list[Step]) -> str:
+    """A counterexample as a table: step, action, and what the step changed."""
+    rows: list[list[str]] = []
+    for step in steps:
+        if not step.changed:
+            rows.append([str(step.number), step.action, "(nothing)" if step.state else ""])
+            continue
+        first = True
+        for name, value in step.changed.items():
+            wrapped = textwrap.wrap(
+                f"{name}' = {value}", VALUE_WIDTH, subsequent_indent="    "
+            ) or [""]
+            for line in wrapped:
+                rows.append([str(step.number) if first else "", step.action if first else "", line])
+                first = False
+    return _table(["step", "action", "changes"], rows, right={0})
+
+
+def failure_report(result: ModelResult) -> str:
+    """Why a model failed: the counterexample as a table, or TLC's message."""
+    lines = [f"{result.model.name}: {result.note}"]
+    if result.output.trace:
+        lines.append(trace_table(result.output.trace))
+    elif result.output.message:
+        lines.append(textwrap.indent(result.output.message, "  "))
+    elif result.timed_out:
+        lines.append("  TLC was stopped after its hard timeout.")
+    else:
+        tail = result.raw_output.strip().splitlines()[-15:]
+        lines.append(textwrap.indent("\n".join(tail), "  "))
+    return "\n".join(lines)
+
+
+def step_json(step: Step) -> dict[str, Any]:
+    """A counterexample step as JSON."""
+    return {"state": step.number, "action": step.action, "changed": step.changed}
+
+
+def result_json(result: ModelResult) -> dict[str, Any]:
+    """One model's result as JSON (the fields of the documented schema first)."""
+    out = result.output
+    data: dict[str, Any] = {
+        "name": result.model.name,
+        "expect": result.model.expect,
+        "result": result.result,
+        "ok": result.ok,
+        "distinct_states": out.distinct_states,
+        "depth": out.depth,
+        "seconds": round(result.seconds, 3),
+        "constants": result.constants,
+        "spec": result.model.spec,
+        "config": result.model.config,
+        "checks": result.model.checks,
+        "budget_seconds": result.model.budget_seconds,
+        "states_generated": out.states_generated,
+        "outcome": str(out.outcome),
+        "note": result.note,
+    }
+    if not result.ok:
+        data["message"] = out.message
+        data["counterexample"] = [step_json(s) for s in out.trace]
+    return data
+
+
+def run_json(jar: str, version: str, results: list[ModelResult]) -> dict[str, Any]:
+    """The whole run as one JSON object."""
+    return {
+        "tlc": {"jar": jar, "version": version},
+        "ok": all(r.ok for r in results),
+        "models": [result_json(r) for r in results],
+    }

@@ -1,0 +1,73 @@
+"""Reading TLC configs and the manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from embedding_cache.tlc.config import parse_config
+from embedding_cache.tlc.manifest import (
+    PASS,
+    ManifestError,
+    find_tla_dir,
+    load_manifest,
+    select_models,
+)
+
+SAMPLE = """\\* a comment
+CONSTANTS
+    Keys = {k1,
+            k2}
+    N = 3   \\* blocks
+    Evict <- EvictNewest
+SPECIFICATION Spec
+INVARIANTS TypeOK
+    BlockConservationInv
+PROPERTIES
+    EvictOldestFirstProp
+"""
+
+
+def test_parse_config() -> None:
+    config = parse_config(SAMPLE)
+    assert config.constants == {"Keys": "{k1, k2}", "N": "3", "Evict": "<- EvictNewest"}
+    assert config.invariants == ["TypeOK", "BlockConservationInv"]
+    assert config.properties == ["EvictOldestFirstProp"]
+
+
+def test_manifest_lists_existing_models() -> None:
+    tla_dir = find_tla_dir()
+    models = load_manifest(tla_dir)
+    names = {m.name for m in models}
+    assert {"MCSmoke", "MCDeep", "MCLarge", "MCRefinement", "MCLiveness"} <= names
+    assert any(m.expect == PASS for m in models)
+    assert [m.name for m in select_models(models, ["smoke"])] == ["MCSmoke"]
+    with pytest.raises(ManifestError):
+        select_models(models, ["NoSuchModel"])
+
+
+SAFETY = {
+    "TypeOK",
+    "BlockConservationInv",
+    "EvictQueueInv",
+    "EvictableCountInv",
+    "HeldEntriesInv",
+    "EvictOldestFirstProp",
+    "EvictOnlyAsNeededProp",
+    "FailedAllocUnchangedProp",
+    "AllocFailsOnlyWhenShortProp",
+    "HeldBlocksStableProp",
+}
+LIVENESS = {"SaveResolvesProp", "PinReleasedProp", "AllocEventuallySucceedsProp"}
+
+
+def test_every_invariant_and_property_has_a_bug_model() -> None:
+    models = load_manifest(find_tla_dir())
+    caught = {m.expect for m in models if m.expect != PASS}
+    assert caught >= SAFETY | LIVENESS
+
+
+def test_bad_tla_dir(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError):
+        find_tla_dir(str(tmp_path))

@@ -1,0 +1,91 @@
+"""The TLC output parser, on outputs recorded from real TLC runs (data/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from embedding_cache.tlc.output import Outcome, parse_output
+
+DATA = Path(__file__).parent / "data"
+
+
+def _parse(name: str):  # type: ignore[no-untyped-def]
+    return parse_output((DATA / name).read_text(encoding="utf-8"))
+
+
+def test_pass_gives_statistics() -> None:
+    out = _parse("pass_smoke.out")
+    assert out.outcome is Outcome.PASS
+    assert out.violated is None
+    assert out.distinct_states == 2293
+    assert out.states_generated == 11849
+    assert out.depth == 10
+    assert out.version is not None and out.version.startswith("2.15")
+    assert out.trace == []
+
+
+def test_invariant_violation_names_invariant_and_trace() -> None:
+    out = _parse("invariant_violation.out")
+    assert out.outcome is Outcome.INVARIANT
+    assert out.violated == "BlockConservationInv"
+    assert [s.action for s in out.trace] == ["Init", "Alloc", "DiscardKeepsBlocks"]
+    init, alloc, discard = out.trace
+    assert set(init.changed) == {"entries", "free", "queue", "evictable", "lastOp"}
+    assert set(alloc.changed) == {"entries", "free", "lastOp"}
+    # the defect: the discarded entry is gone but free did not grow back
+    assert discard.changed["entries"] == "<< >>"
+    assert "free" not in discard.changed
+    assert out.distinct_states is not None and out.depth == 3
+
+
+def test_action_property_violation() -> None:
+    out = _parse("action_property_violation.out")
+    assert out.outcome is Outcome.ACTION_PROPERTY
+    assert out.violated == "EvictOldestFirstProp"
+    assert out.trace[0].action == "Init"
+    assert out.trace[-1].action == "Alloc"
+    assert all(s.number == i + 1 for i, s in enumerate(out.trace))
+
+
+def test_temporal_violation_keeps_lasso() -> None:
+    out = _parse("temporal_violation.out")
+    assert out.outcome is Outcome.TEMPORAL
+    assert out.violated is None  # TLC does not name the property
+    assert out.trace[-1].action.startswith("Back to state")
+    assert "saver" in out.trace[0].state
+    assert out.depth is not None
+
+
+def test_parse_error() -> None:
+    out = _parse("parse_error.out")
+    assert out.outcome is Outcome.PARSE_ERROR
+    assert "Semantic errors" in out.message or "Parsing" in out.message
+    assert out.trace == []
+
+
+@pytest.mark.parametrize("text", ["", "TLC2 Version 2.15\nStarting...\n"])
+def test_truncated_output_is_incomplete(text: str) -> None:
+    assert parse_output(text).outcome is Outcome.INCOMPLETE
+
+
+def test_multiline_values_are_joined() -> None:
+    text = (
+        "Error: Invariant Foo is violated.\n"
+        "Error: The behavior up to this point is:\n"
+        "State 1: <Initial predicate>\n"
+        "/\\ x = [a |-> 1,\n"
+        "   b |-> 2]\n"
+        "/\\ y = 0\n"
+        "\n"
+        "State 2: <Step line 3, col 1 to line 4, col 9 of module M>\n"
+        "/\\ x = [a |-> 1,\n"
+        "   b |-> 2]\n"
+        "/\\ y = 1\n"
+        "\n"
+    )
+    out = parse_output(text)
+    assert out.trace[0].state["x"] == "[a |-> 1, b |-> 2]"
+    assert out.trace[1].action == "Step"
+    assert out.trace[1].changed == {"y": "1"}
