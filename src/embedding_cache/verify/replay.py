@@ -246,6 +246,11 @@ def replay_graph(
             if target not in code_state:
                 code_state[target] = s
                 todo.append(target)
+        if not enabled:
+            # A state with no step was not expanded (a depth-bounded model's
+            # frontier): every expanded state has one, since PinIfReady of an
+            # absent key or Unpin of a pinned one is always possible.
+            continue
         spec_here = spec_abstract(graph.states[node])
         for op, key, n in _disabled_steps(enabled, spec_here, keys, num_blocks, max_pins):
             problem = _check_refused(ops, copy.deepcopy(here), op, key, n)

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..abstraction import AbstractState
+from ..tlc.jar import locate_jar, locate_java
 from ..tracing import TraceStep
-from .tlc_process import tlc_command
 
 #: The TLA+ modules a trace check needs, from the project's tla/ directory.
 TRACE_MODULES = ("EmbeddingCache.tla", "EmbeddingCacheTrace.tla")
@@ -110,7 +110,20 @@ def validate_trace(
         (work / "MCTrace.tla").write_text(module_text)
         (work / "MCTrace.cfg").write_text(config_text)
         proc = subprocess.run(
-            [*tlc_command(), "-workers", "1", "-config", "MCTrace.cfg", "MCTrace.tla"],
+            [
+                str(locate_java()),
+                "-XX:+UseParallelGC",
+                "-cp",
+                str(locate_jar()),
+                "tlc2.TLC",
+                "-workers",
+                "1",
+                "-metadir",
+                str(work / "meta"),
+                "-config",
+                "MCTrace.cfg",
+                "MCTrace.tla",
+            ],
             cwd=work,
             capture_output=True,
             text=True,
