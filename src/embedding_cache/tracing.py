@@ -10,16 +10,14 @@ trace validation replays through TLC (``embedding_cache.verify``).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import NamedTuple, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from . import transitions
 from .abstraction import AbstractState, abstract_state
 from .cache import EmbeddingCache
 from .entry import CacheEntry
 from .state import CacheState
-
-T = TypeVar("T")
 
 
 class TraceStep(NamedTuple):
@@ -41,24 +39,26 @@ class TracedEmbeddingCache(EmbeddingCache):
     Recording costs O(entries) per call (it snapshots the abstract state).
     """
 
-    __slots__ = ("trace",)
+    __slots__ = ("_operations", "trace")
 
-    def __init__(self, num_blocks: int) -> None:
+    def __init__(
+        self, num_blocks: int, operations: Mapping[str, Callable[..., Any]] | None = None
+    ) -> None:
+        """``operations`` replaces the transitions by name (for planted-bug checks only)."""
         super().__init__(num_blocks)
+        self._operations = dict(transitions.OPERATIONS if operations is None else operations)
         #: The steps so far, in the order they took effect.
         self.trace: list[TraceStep] = []
 
-    def _record(
-        self,
-        op: str,
-        key: str,
-        n_blocks: int | None,
-        call: Callable[[CacheState], T],
-    ) -> T:
-        """Run ``call`` on the state under the lock and record the step."""
+    def _record(self, op: str, key: str, n_blocks: int | None = None) -> object:
+        """Run operation ``op`` on the state under the lock and record the step."""
+        call = self._operations[op]
         with self._lock:
             try:
-                value = call(self._state)
+                if op == "alloc":
+                    value = call(self._state, key, n_blocks)
+                else:
+                    value = call(self._state, key)
             except Exception as exc:
                 self._append(op, key, n_blocks, type(exc).__name__, None)
                 raise
@@ -79,28 +79,33 @@ class TracedEmbeddingCache(EmbeddingCache):
 
     def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
         """``EmbeddingCache.alloc``, recorded."""
-        return self._record("alloc", key, n_blocks, lambda s: transitions.alloc(s, key, n_blocks))
+        return _entry_or_none(self._record("alloc", key, n_blocks))
 
     def mark_ready(self, key: str) -> None:
         """``EmbeddingCache.mark_ready``, recorded."""
-        self._record("mark_ready", key, None, lambda s: transitions.mark_ready(s, key))
+        self._record("mark_ready", key)
 
     def pin(self, key: str) -> None:
         """``EmbeddingCache.pin``, recorded."""
-        self._record("pin", key, None, lambda s: transitions.pin(s, key))
+        self._record("pin", key)
 
     def pin_if_ready(self, key: str) -> CacheEntry | None:
         """``EmbeddingCache.pin_if_ready``, recorded."""
-        return self._record("pin_if_ready", key, None, lambda s: transitions.pin_if_ready(s, key))
+        return _entry_or_none(self._record("pin_if_ready", key))
 
     def unpin(self, key: str) -> None:
         """``EmbeddingCache.unpin``, recorded."""
-        self._record("unpin", key, None, lambda s: transitions.unpin(s, key))
+        self._record("unpin", key)
 
     def discard(self, key: str) -> None:
         """``EmbeddingCache.discard``, recorded."""
-        self._record("discard", key, None, lambda s: transitions.discard(s, key))
+        self._record("discard", key)
 
     def initial_state(self) -> AbstractState:
         """The abstract state of an empty cache of this size (the trace's start)."""
         return abstract_state(CacheState(self.num_blocks))
+
+
+def _entry_or_none(value: object) -> CacheEntry | None:
+    """What alloc and pin_if_ready return, typed (a planted body may return anything)."""
+    return value if isinstance(value, CacheEntry) else None

@@ -17,6 +17,8 @@ CrossHair checks. The default build carries no contract code at all.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
+from typing import Any
 
 from . import contracts
 from .entry import NOT_READY, CacheEntry
@@ -275,3 +277,14 @@ def discard(s: CacheState, key: str) -> None:
         raise DiscardHeldError(key, entry.state_name())
     del s.entries[key]
     s.free.extend(entry.block_ids)
+
+
+#: Every state-changing transition by operation name (conformance checks swap in planted ones).
+OPERATIONS: dict[str, Callable[..., Any]] = {
+    "alloc": alloc,
+    "mark_ready": mark_ready,
+    "pin": pin,
+    "pin_if_ready": pin_if_ready,
+    "unpin": unpin,
+    "discard": discard,
+}

@@ -12,7 +12,6 @@ invariant sweep runs on the code's state after every step.
 
 from __future__ import annotations
 
-import copy
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,15 +38,8 @@ ACTION_TO_OPERATION = {
 
 Operations = Mapping[str, Callable[..., Any]]
 
-#: The real transitions; tests swap in planted divergences.
-REAL_OPERATIONS: Operations = {
-    "alloc": transitions.alloc,
-    "mark_ready": transitions.mark_ready,
-    "pin": transitions.pin,
-    "pin_if_ready": transitions.pin_if_ready,
-    "unpin": transitions.unpin,
-    "discard": transitions.discard,
-}
+#: The real transitions; planted-bug checks swap in broken ones.
+REAL_OPERATIONS: Operations = transitions.OPERATIONS
 
 
 @dataclass
@@ -73,6 +65,21 @@ class ReplayReport:
     def ok(self) -> bool:
         """True when every edge was replayed and nothing disagreed."""
         return not self.mismatches and self.edges_replayed == self.edges_total
+
+
+def clone(s: CacheState) -> CacheState:
+    """A deep copy of ``s`` (entries are copied: transitions mutate them). O(N + entries)."""
+    out = CacheState.__new__(CacheState)
+    out.num_blocks = s.num_blocks
+    out.free = list(s.free)
+    out.entries = {}
+    for key, entry in s.entries.items():
+        twin = CacheEntry(entry.block_ids)
+        twin._pin_count = entry._pin_count
+        out.entries[key] = twin
+    out.queue = s.queue.copy()
+    out.evictable_blocks = s.evictable_blocks
+    return out
 
 
 def spec_abstract(state: Mapping[str, TlaValue]) -> AbstractState:
@@ -206,11 +213,13 @@ def replay_graph(
     max_pins: int,
     ops: Operations = REAL_OPERATIONS,
     max_mismatches: int = 20,
+    stop_at_first: bool = False,
 ) -> ReplayReport:
     """Replay every edge of ``graph`` on the code (BFS from the initial states).
 
     O(edges * state size). Stops collecting details after ``max_mismatches``
-    but keeps counting.
+    but keeps counting, unless ``stop_at_first`` (enough to show a planted
+    bug is caught).
     """
     report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
     outgoing: dict[str, list[tuple[str, str]]] = {}
@@ -237,11 +246,13 @@ def replay_graph(
             target_state = graph.states[target]
             action, key, n = _last_op(target_state)
             enabled.add((action, key, n))
-            s = copy.deepcopy(here)
+            s = clone(here)
             problem = _check_step(ops, s, action, key, n, spec_abstract(target_state))
             report.edges_replayed += 1
             if problem is not None:
                 note(node, _step_text(action, key, n), problem)
+                if stop_at_first:
+                    break
                 continue
             if target not in code_state:
                 code_state[target] = s
@@ -252,11 +263,15 @@ def replay_graph(
             # absent key or Unpin of a pinned one is always possible.
             continue
         spec_here = spec_abstract(graph.states[node])
+        scratch = clone(here)  # a refused call changes nothing, so one copy serves all
         for op, key, n in _disabled_steps(enabled, spec_here, keys, num_blocks, max_pins):
-            problem = _check_refused(ops, copy.deepcopy(here), op, key, n)
+            problem = _check_refused(ops, scratch, op, key, n)
             report.disabled_checked += 1
             if problem is not None:
                 note(node, f"{op}({key!r}{', ' + str(n) if op == 'alloc' else ''})", problem)
+                scratch = clone(here)
+        if stop_at_first and mismatch_count:
+            break
     # Edges out of states the code never reached (after a mismatch) were not replayed.
     if mismatch_count > len(report.mismatches):
         report.mismatches.append(

@@ -10,22 +10,28 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..errors import CacheError
 from ..tracing import TracedEmbeddingCache
+
+Operations = Mapping[str, Callable[..., Any]]
 
 #: Operations that take just a key.
 KEY_OPERATIONS = ("mark_ready", "pin", "pin_if_ready", "unpin", "discard")
 
 
-def random_trace(seed: int, num_blocks: int = 6, steps: int = 250) -> TracedEmbeddingCache:
+def random_trace(
+    seed: int, num_blocks: int = 6, steps: int = 250, operations: Operations | None = None
+) -> TracedEmbeddingCache:
     """A sequential stream of every operation, legal or not, on a few keys.
 
     Roughly half the calls are misuse (the keys and operations are drawn
     blindly), so refusals are validated as much as transitions. O(steps).
     """
     rng = random.Random(seed)
-    cache = TracedEmbeddingCache(num_blocks)
+    cache = TracedEmbeddingCache(num_blocks, operations)
     keys = [f"k{i}" for i in range(4)]
     while len(cache.trace) < steps:
         key = rng.choice(keys)
@@ -35,7 +41,7 @@ def random_trace(seed: int, num_blocks: int = 6, steps: int = 250) -> TracedEmbe
                 cache.alloc(key, rng.randint(0, num_blocks + 1))
             else:
                 getattr(cache, op)(key)
-        except CacheError:
+        except Exception:  # recorded in the trace, which is what gets judged
             pass
     return cache
 
@@ -77,7 +83,11 @@ def _worker(
 
 
 def threaded_trace(
-    seed: int, num_blocks: int = 8, threads: int = 3, steps: int = 60
+    seed: int,
+    num_blocks: int = 8,
+    threads: int = 3,
+    steps: int = 60,
+    operations: Operations | None = None,
 ) -> TracedEmbeddingCache:
     """Several threads mixing saves, loads and remote reads on one cache.
 
@@ -85,7 +95,7 @@ def threaded_trace(
     pins anyone's ready entries through ``pin_if_ready``, releasing every pin
     before it ends. The trace is the order the lock granted.
     """
-    cache = TracedEmbeddingCache(num_blocks)
+    cache = TracedEmbeddingCache(num_blocks, operations)
     names = [[f"t{t}k{i}" for i in range(2)] for t in range(threads)]
     errors: list[BaseException] = []
     workers = [

@@ -1,0 +1,1 @@
+"""CrossHair over the transitions' contracts: clean run and planted bugs."""
