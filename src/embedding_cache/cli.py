@@ -11,6 +11,7 @@ from collections.abc import Sequence
 SUBCOMMAND_MODULES = (
     "embedding_cache.bench.command",
     "embedding_cache.tlc.command",
+    "embedding_cache.verify.command",
 )
 
 
