@@ -200,13 +200,9 @@ def pin(s: CacheState, key: str) -> None:
         entry = s.entries[key]
     except (KeyError, TypeError):
         raise _absent(key, "pin") from None
-    count = entry._pin_count
-    if count <= 0:
-        if count < 0:
-            raise NotReadyError(key, entry.state_name())
-        del s.queue[key]
-        s.evictable_blocks -= len(entry.block_ids)
-    entry._pin_count = count + 1
+    if entry._pin_count < 0:
+        raise NotReadyError(key, entry.state_name())
+    _pin_step(s, key, entry)
 
 
 @contracts.pin_if_ready_contract
@@ -224,14 +220,18 @@ def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
         if not isinstance(key, str):
             raise _bad_key(key, "pin_if_ready")
         return None
+    if entry._pin_count >= 0:
+        _pin_step(s, key, entry)
+    return entry
+
+
+def _pin_step(s: CacheState, key: str, entry: CacheEntry) -> None:
+    """Add one pin to a ready entry; the first takes it off the queue [PinStep]. O(1)."""
     count = entry._pin_count
-    if count < 0:
-        return entry
     if count == 0:
         del s.queue[key]
         s.evictable_blocks -= len(entry.block_ids)
     entry._pin_count = count + 1
-    return entry
 
 
 @contracts.unpin_contract
