@@ -58,17 +58,18 @@ ExpectedError(t) ==
 \* One recorded step as a spec step.
 StepMatches(t) ==
     CASE t.result \in {"ok", "entry", "not-ready-entry", "none"} ->
-            CASE t.op = "alloc" /\ t.result # "none" -> Alloc(t.key, t.n, t.blocks)
-              [] t.op = "alloc"        -> AllocFail(t.key, t.n)
-              [] t.op = "mark_ready"   -> MarkReady(t.key)
-              [] t.op = "pin"          -> Pin(t.key)
+            CASE t.op = "alloc" /\ t.result = "not-ready-entry" ->
+                     Alloc(t.key, t.n, t.blocks)   \* a new entry starts not-ready
+              [] t.op = "alloc" /\ t.result = "none" -> AllocFail(t.key, t.n)
+              [] t.op = "mark_ready" /\ t.result = "ok" -> MarkReady(t.key)
+              [] t.op = "pin" /\ t.result = "ok"        -> Pin(t.key)
               [] t.op = "pin_if_ready" ->
                      /\ PinIfReady(t.key)
                      /\ t.result = IF t.key \notin Live THEN "none"
                                    ELSE IF entries[t.key].pins < 0
                                         THEN "not-ready-entry" ELSE "entry"
-              [] t.op = "unpin"        -> Unpin(t.key)
-              [] t.op = "discard"      -> Discard(t.key)
+              [] t.op = "unpin" /\ t.result = "ok"      -> Unpin(t.key)
+              [] t.op = "discard" /\ t.result = "ok"    -> Discard(t.key)
               [] OTHER                 -> FALSE
       [] OTHER ->   \* the call raised t.result: the spec forbids it, nothing changes
             /\ t.result = ExpectedError(t)

@@ -257,6 +257,8 @@ def replay_graph(
             if target not in code_state:
                 code_state[target] = s
                 todo.append(target)
+        if stop_at_first and mismatch_count:  # enabled is partial: refusal checks would lie
+            break
         if not enabled:
             # A state with no step was not expanded (a depth-bounded model's
             # frontier): every expanded state has one, since PinIfReady of an

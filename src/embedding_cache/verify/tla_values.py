@@ -43,9 +43,26 @@ class TlaFunction(Mapping[object, "TlaValue"]):
     def __repr__(self) -> str:
         return f"TlaFunction({self._items!r})"
 
+    def __hash__(self) -> int:
+        # TLA+ values are immutable, and sets of records occur (e.g. {[a |-> 1]}).
+        return hash(frozenset(self._items.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._items) == dict(other.items())
+        return NotImplemented
+
 
 class TlaParseError(ValueError):
     """The text is not a TLA+ value this parser knows."""
+
+
+#: TLA+ string escapes (TLC prints other characters, non-ASCII included, as they are).
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "r": "\r", "f": "\f"}
+
+
+def _unescape_string(body: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
 
 
 _TOKEN = re.compile(
@@ -94,11 +111,13 @@ class _Parser:
             nxt = self.peek()
             if nxt is not None and nxt[1] == "..":
                 self.take("..")
-                end = int(self.take()[1])
-                return frozenset(range(start, end + 1))
+                end_kind, end = self.take()
+                if end_kind != "int":
+                    raise TlaParseError(f"interval {start}..{end} needs an integer end")
+                return frozenset(range(start, int(end) + 1))
             return start
         if kind == "str":
-            return bytes(tok[1:-1], "utf-8").decode("unicode_escape")
+            return _unescape_string(tok[1:-1])
         if kind == "name":
             if tok in ("TRUE", "FALSE"):
                 return tok == "TRUE"
@@ -121,7 +140,7 @@ class _Parser:
             return items
         while True:
             items.append(self.value())
-            if self.take()[1] == close:
+            if self._separator(close):
                 return items
 
     def _record(self) -> TlaFunction:
@@ -130,7 +149,7 @@ class _Parser:
             name = self.take()[1]
             self.take("|->")
             fields[name] = self.value()
-            if self.take()[1] == "]":
+            if self._separator("]"):
                 return TlaFunction(fields)
 
     def _function(self) -> TlaFunction:
@@ -139,8 +158,17 @@ class _Parser:
             key = self.value()
             self.take(":>")
             pairs[key] = self.value()
-            if self.take()[1] == ")":
+            if self._separator(")", "@@"):
                 return TlaFunction(pairs)
+
+    def _separator(self, close: str, between: str = ",") -> bool:
+        """Consume the separator after an item: True at ``close``, False at ``between``."""
+        tok = self.take()[1]
+        if tok == close:
+            return True
+        if tok != between:
+            raise TlaParseError(f"expected {between!r} or {close!r}, got {tok!r} in {self.text!r}")
+        return False
 
 
 def parse_value(text: str) -> TlaValue:

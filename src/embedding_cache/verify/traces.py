@@ -39,8 +39,16 @@ class TraceVerdict:
 
 
 def tla_string(text: str) -> str:
-    """A TLA+ string literal for ``text``."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A TLA+ string literal for ``text`` (backslash, quote and control escapes)."""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+        .replace("\f", "\\f")
+    )
+    return f'"{escaped}"'
 
 
 def _tla_post(post: AbstractState) -> str:

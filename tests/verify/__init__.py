@@ -1,0 +1,1 @@
+"""Conformance links between code and spec: TLA+ values, state-graph replay, traces."""
