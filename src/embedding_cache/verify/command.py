@@ -6,11 +6,10 @@ import argparse
 import json
 import os
 
+from ..tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP  # one meaning for every subcommand
 from ..tlc.jar import TlcSetupError
 from ..tlc.manifest import ManifestError, find_tla_dir
 from .main_job import STEPS, VerifyOptions, VerifyReport, run_verify
-
-EXIT_OK, EXIT_FAILED, EXIT_SETUP = 0, 1, 2
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
