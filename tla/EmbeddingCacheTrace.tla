@@ -3,8 +3,11 @@
 (* Trace validation: does a trace recorded from the Python cache           *)
 (* (embedding_cache.tracing.TracedEmbeddingCache) describe a behaviour of  *)
 (* EmbeddingCache?  In the style of BlockingQueueTrace / EWD998ChanTrace,  *)
-(* adapted to this TLC build (no Json/IOUtils: the trace is written into a *)
-(* generated module as the constant Trace).                                *)
+(* adapted to this TLC build (no Json/IOUtils): the trace is the          *)
+(* definition Trace of module TraceData, which the trace tooling           *)
+(* generates next to a copy of this module (tla/TraceData.tla is an empty  *)
+(* placeholder).  A definition, not a CONSTANT bound with <-, because TLC  *)
+(* evaluates a definition once but a substituted constant at every use.   *)
 (*                                                                         *)
 (* Each trace step names the operation, its arguments, its result (or the  *)
 (* error it raised), for alloc the block ids the code chose, and the       *)
@@ -18,10 +21,7 @@
 (* TLC explores a single path.  It reports a deadlock iff the trace is     *)
 (* rejected; the deadlocked state's i is the number of accepted steps.     *)
 (***************************************************************************)
-EXTENDS EmbeddingCache, TLC
-
-CONSTANT
-    Trace       \* the recorded steps: a sequence of records (see above)
+EXTENDS EmbeddingCache, TLC, TraceData   \* TraceData defines Trace, TraceKeys
 
 VARIABLE
     i           \* how many steps of Trace have been matched

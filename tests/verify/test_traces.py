@@ -83,9 +83,9 @@ def _abstract_entries(value: TlaValue) -> dict[str, AbstractEntry]:
 
 
 def _module_parts(module: str) -> tuple[TlaValue, TlaValue]:
-    """TraceKeys and TraceSteps of a generated module, read by parse_value."""
+    """TraceKeys and Trace of a generated module, read by parse_value."""
     keys = re.search(r"^TraceKeys == (.*)$", module, re.M)
-    steps = re.search(r"^TraceSteps == (<<.*>>)\s*^====", module, re.M | re.S)
+    steps = re.search(r"^Trace == (<<.*>>)\s*^====", module, re.M | re.S)
     assert keys is not None and steps is not None, module
     return parse_value(keys.group(1)), parse_value(steps.group(1))
 
@@ -115,8 +115,8 @@ def test_tla_string_escapes_line_breaks() -> None:
 
 
 def test_module_and_config_of_an_empty_trace() -> None:
-    module, config = trace_module([], 3, "MCEmpty")
-    assert module.startswith("---- MODULE MCEmpty ----\nEXTENDS EmbeddingCacheTrace\n")
+    module, config = trace_module([], 3)
+    assert module.startswith("---- MODULE TraceData ----\nEXTENDS Integers, TLC\n")
     assert module.rstrip().endswith("====")
     assert _module_parts(module) == (frozenset({"none"}), ())
     parsed = parse_config(config)
@@ -124,7 +124,6 @@ def test_module_and_config_of_an_empty_trace() -> None:
         "N": "3",
         "MaxPins": "1",
         "Keys": "<- TraceKeys",
-        "Trace": "<- TraceSteps",
     }
     assert parsed.invariants == ["TraceProgress"]
     assert "SPECIFICATION TraceSpec" in config
@@ -132,7 +131,7 @@ def test_module_and_config_of_an_empty_trace() -> None:
 
 def test_module_carries_every_step_of_the_trace() -> None:
     trace = _scripted_trace().trace
-    module, config = trace_module(trace, 4, "MCScripted")
+    module, config = trace_module(trace, 4)
     keys, steps = _module_parts(module)
     assert keys == frozenset({QUOTE_KEY, BACKSLASH_KEY, "absent", "big", "c"})
     assert isinstance(steps, tuple) and len(steps) == len(trace)

@@ -50,6 +50,9 @@ BOUNDED_REPLAY_MODEL = "MCReplayDeep"
 #: Seeds of the traces validated: sequential-with-misuse and threaded.
 SEQUENTIAL_SEEDS = (1, 2, 3)
 THREADED_SEEDS = (1, 2)
+#: Steps of each sequential trace; threads and steps per thread of each threaded one.
+SEQUENTIAL_STEPS = 1000
+THREADS, STEPS_PER_THREAD = 4, 250
 
 Progress = Callable[[str], None]
 
@@ -221,8 +224,13 @@ def _run_conformance(
 
 
 def _run_traces(report: VerifyReport, options: VerifyOptions, progress: Progress) -> None:
-    caches = [(f"sequential-{s}", random_trace(s)) for s in SEQUENTIAL_SEEDS]
-    caches += [(f"threaded-{s}", threaded_trace(s)) for s in THREADED_SEEDS]
+    caches = [
+        (f"sequential-{s}", random_trace(s, steps=SEQUENTIAL_STEPS)) for s in SEQUENTIAL_SEEDS
+    ]
+    caches += [
+        (f"threaded-{s}", threaded_trace(s, threads=THREADS, steps=STEPS_PER_THREAD))
+        for s in THREADED_SEEDS
+    ]
     for name, cache in caches:
         verdict = validate_trace(cache.trace, cache.num_blocks, options.tla_dir)
         where = "" if verdict.accepted else f" at step {verdict.matched + 1} {verdict.detail}"
