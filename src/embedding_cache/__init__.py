@@ -2,7 +2,8 @@
 
 A drop-in for vLLM's encoder-cache connector ``EmbeddingCache``: a fixed pool
 of block ids; entries keyed by content hash go not-ready -> ready (evictable)
--> pinned; ready+unpinned entries are evicted in FIFO order. Set
+-> pinned; ready+unpinned entries are evicted by a swappable policy
+(``EVICTION_POLICIES``; "fifo", the seed's order, by default). Set
 ``EMBEDDING_CACHE_CHECKED=1`` before import for the contract-checked build.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from .build import BUILD_NAME, CHECKED, FULL_SWEEP
 from .cache import EmbeddingCache
 from .entry import CacheEntry
+from .policies import EVICTION_POLICIES, EvictionPolicy, FifoPolicy, GdsfPolicy, S3FifoPolicy
 from .errors import (
     AlreadyReadyError,
     CacheError,
@@ -27,6 +29,7 @@ from .errors import (
 __all__ = [
     "BUILD_NAME",
     "CHECKED",
+    "EVICTION_POLICIES",
     "FULL_SWEEP",
     "AlreadyReadyError",
     "CacheEntry",
@@ -35,10 +38,14 @@ __all__ = [
     "DiscardHeldError",
     "DuplicateAllocError",
     "EmbeddingCache",
+    "EvictionPolicy",
+    "FifoPolicy",
+    "GdsfPolicy",
     "InvariantViolationError",
     "LifecycleError",
     "NotPinnedError",
     "NotReadyError",
+    "S3FifoPolicy",
     "UnknownKeyError",
 ]
 

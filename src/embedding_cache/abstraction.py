@@ -9,7 +9,8 @@ which free blocks an alloc takes; the checks that identities are consistent
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from . import transitions
 from .state import CacheState
@@ -22,13 +23,26 @@ class AbstractEntry(NamedTuple):
     blocks: int  # how many blocks it holds
 
 
+#: A policy's variables as its TLA+ module names them, made hashable: sorted
+#: (name, value) pairs; a dict value becomes sorted (key, value) pairs.
+PolicyView = tuple[tuple[str, Any], ...]
+
+
 class AbstractState(NamedTuple):
     """The whole cache as the spec sees it; hashable and comparable."""
 
     entries: tuple[tuple[str, AbstractEntry], ...]  # sorted by key
-    queue: tuple[str, ...]  # eviction order, oldest first
+    policy: PolicyView  # the eviction policy's variables (tla/README.md)
     free: int  # number of free blocks
     held: bool  # has_held_entries()
+
+    @property
+    def queue(self) -> tuple[str, ...]:
+        """fifo's queue, oldest first (empty for other policies). O(1)."""
+        for name, value in self.policy:
+            if name == "queue":
+                return tuple(value)
+        return ()
 
     def entry(self, key: str) -> AbstractEntry | None:
         """The abstract entry of ``key``, or None when absent. O(entries)."""
@@ -38,13 +52,26 @@ class AbstractState(NamedTuple):
         return None
 
 
+def policy_view(variables: Mapping[str, Any]) -> PolicyView:
+    """A policy's variables (``EvictionPolicy.abstract``) in hashable, canonical form."""
+    return tuple(sorted((name, _hashable(value)) for name, value in variables.items()))
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
 def abstract_state(s: CacheState) -> AbstractState:
-    """Read ``s`` as the spec's state. O(entries log entries + queue)."""
+    """Read ``s`` as the spec's state. O(entries log entries + the policy's abstract)."""
     return AbstractState(
         entries=tuple(
             sorted((k, AbstractEntry(e._pin_count, len(e.block_ids))) for k, e in s.entries.items())
         ),
-        queue=tuple(s.queue),
+        policy=policy_view(s.policy.abstract()),
         free=len(s.free),
         held=transitions.has_held_entries(s),
     )

@@ -11,34 +11,48 @@ import threading
 
 from . import invariants, transitions
 from .entry import CacheEntry
+from .policies import PolicySpec, make_policy
 from .state import CacheState
 
 
 class EmbeddingCache:
-    """Fixed-size block cache with FIFO eviction (drop-in for vLLM's EmbeddingCache).
+    """Fixed-size block cache with swappable eviction (drop-in for vLLM's EmbeddingCache).
 
     Entries are keyed by content identity (e.g. mm_hash). Blocks are
     allocated from a free pool; when space is needed, ready + unpinned
-    entries are evicted oldest-first. All public methods are thread-safe.
-    The caller decides *when* to call ``mark_ready`` (after the write landed).
+    entries are evicted by the policy: by default ("fifo", the seed's)
+    oldest-first. All public methods are thread-safe. The caller decides
+    *when* to call ``mark_ready`` (after the write landed).
     """
 
     __slots__ = ("_lock", "_state")
 
-    def __init__(self, num_blocks: int) -> None:
+    def __init__(self, num_blocks: int, eviction: PolicySpec = "fifo") -> None:
         """A cache over block ids 0 .. num_blocks-1, all free. O(num_blocks).
 
+        ``eviction`` names the policy (``embedding_cache.EVICTION_POLICIES``:
+        "fifo", the seed's and the default, "gdsf", "s3fifo"), or is a
+        factory taking ``num_blocks`` and returning an ``EvictionPolicy``.
+
         Raises:
-            TypeError: ``num_blocks`` is not an int (or is a bool).
-            ValueError: ``num_blocks`` is negative.
+            TypeError: ``num_blocks`` is not an int (or is a bool); ``eviction``
+                is neither a name nor a factory.
+            ValueError: ``num_blocks`` is negative; ``eviction`` is an unknown
+                name (the message lists the valid ones).
         """
-        self._state = CacheState(transitions.validate_num_blocks(num_blocks))
+        n = transitions.validate_num_blocks(num_blocks)
+        self._state = CacheState(n, make_policy(eviction, n))
         self._lock = threading.Lock()
 
     @property
     def num_blocks(self) -> int:
         """Size of the block pool. O(1)."""
         return self._state.num_blocks
+
+    @property
+    def eviction(self) -> str:
+        """The eviction policy's name. O(1)."""
+        return self._state.policy.name
 
     def get(self, key: str) -> CacheEntry | None:
         """Return the entry for ``key``, or None if not present. O(1)."""
@@ -100,6 +114,7 @@ class EmbeddingCache:
         with self._lock:
             s = self._state
             return (
-                f"EmbeddingCache(num_blocks={s.num_blocks}, free={len(s.free)}, "
-                f"entries={len(s.entries)}, evictable_blocks={s.evictable_blocks})"
+                f"EmbeddingCache(num_blocks={s.num_blocks}, eviction={s.policy.name!r}, "
+                f"free={len(s.free)}, entries={len(s.entries)}, "
+                f"evictable_blocks={s.evictable_blocks})"
             )

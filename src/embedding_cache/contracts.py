@@ -2,7 +2,7 @@
 
 A condition is a plain function named after what it checks; its description
 is the one name (spec/NAMES.md) of the invariant or property it protects, so a
-violation reads "EvictQueueInv: mark_ready_queues_key: ...". Conditions are
+violation reads "EvictableSetInv: mark_ready_joins_evictable: ...". Conditions are
 inductive: they compare the state after a transition with an O(1) snapshot
 taken before it (``snapshots``), so their cost does not grow with the pool.
 (Named functions rather than lambdas: icontract can render a lambda only when
@@ -95,6 +95,14 @@ def _post(func: Callable[..., bool], name: str) -> icontract.ensure:
     return icontract.ensure(func, name, enabled=CHECKED)
 
 
+def _order_post(func: Callable[..., bool]) -> icontract.ensure:
+    """A postcondition on the policy's own rule: reported under the running policy's
+    order property (EvictOldestFirstProp, EvictLowestPriorityProp, ...)."""
+    return icontract.ensure(
+        func, "the policy's order property", enabled=CHECKED, error=_order_violation
+    )
+
+
 def _snap(func: Callable[..., Any], name: str) -> icontract.snapshot:
     return icontract.snapshot(func, name=name, enabled=CHECKED)
 
@@ -106,9 +114,9 @@ def _snap_key(s: CacheState, key: str) -> Snapshot:
 # ---------------------------------------------------------------- shared
 
 
-def queue_within_entries(s: CacheState) -> bool:
-    """Cheap form of EvictQueueInv before a call: no more queued keys than entries."""
-    return len(s.queue) <= len(s.entries)
+def evictable_within_entries(s: CacheState) -> bool:
+    """Cheap form of EvictableSetInv before a call: no more evictable keys than entries."""
+    return s.hooks.evictable_count() <= len(s.entries)
 
 
 def blocks_and_entries_unchanged(OLD: Old, s: CacheState) -> bool:
@@ -116,11 +124,11 @@ def blocks_and_entries_unchanged(OLD: Old, s: CacheState) -> bool:
     return len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len
 
 
-def _left_queue_iff_was_evictable(
-    old_pin: int | None, old_queue_len: int, s: CacheState, key: str
+def _left_set_iff_was_evictable(
+    old_pin: int | None, old_evictable_len: int, s: CacheState, key: str
 ) -> bool:
     left = 1 if old_pin == 0 else 0
-    return key not in s.queue and len(s.queue) == old_queue_len - left
+    return key not in s.policy and s.hooks.evictable_count() == old_evictable_len - left
 
 
 def _uncounted_iff_was_evictable(
@@ -143,20 +151,43 @@ def alloc_fails_iff_short(OLD: Old, result: CacheEntry | None) -> bool:
 
 
 def failed_alloc_changes_nothing(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
-    """A None result left every counter and both ends of the queue as they were."""
+    """A None result left every counter (and the evictable set's size) as it was."""
     return result is not None or same_shape(snapshot(s), OLD.pre)
 
 
-def alloc_evicts_oldest(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
-    """Every entry the spec says to evict (the queue's oldest) is gone."""
-    return result is None or all(k not in s.entries and k not in s.queue for k in OLD.plan.victims)
+def alloc_evicts_policy_victims(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
+    """The victims are exactly the policy's by its rule (``plan_victims``), and the
+    policy's state agrees with the plan afterwards (its order property)."""
+    if result is None:
+        return True
+    plan = OLD.plan.victims
+    return (
+        all(k not in s.entries and k not in s.policy for k in plan.victims)
+        and s.hooks.evictable_count() == OLD.pre.evictable_len - len(plan.victims)
+        and s.policy.plan_holds(plan)
+    )
 
 
-def alloc_evicts_only_needed(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
-    """Nothing beyond the spec's victims left the queue; the next-oldest is the new head."""
-    return result is None or (
-        len(s.queue) == OLD.pre.queue_len - len(OLD.plan.victims)
-        and next(iter(s.queue), None) == OLD.plan.survivor_head
+def _order_violation(s: CacheState) -> icontract.ViolationError:
+    """A violation of the running policy's order property, under that property's name."""
+    policy = s.policy
+    return icontract.ViolationError(
+        f"{policy.order_property}: the {policy.name} policy's victims or order broke its rule "
+        f"(spec/POLICIES.md); {len(s.entries)} entries, {len(policy)} evictable"
+    )
+
+
+def alloc_evicts_only_needed(OLD: Old, result: CacheEntry | None) -> bool:
+    """Nothing is evicted when enough is free; else dropping the largest victim would
+    leave too few blocks (V = {} or some v has free + blocks(V \\ {v}) < n)."""
+    if result is None:
+        return True
+    plan = OLD.plan
+    n = len(result.block_ids)
+    if not plan.victims.victims:
+        return True
+    return OLD.pre.free_len < n and (
+        OLD.pre.free_len + plan.victim_blocks - plan.largest_victim < n
     )
 
 
@@ -172,14 +203,14 @@ def alloc_conserves_blocks(
     return result is None or (
         canonical_ids(result.block_ids, n_blocks, s.num_blocks)
         and len(s.free) == OLD.pre.free_len + OLD.plan.victim_blocks - n_blocks
-        and len(s.entries) == OLD.pre.entries_len - len(OLD.plan.victims) + 1
+        and len(s.entries) == OLD.pre.entries_len - len(OLD.plan.victims.victims) + 1
         and s.entries.get(key) is result
     )
 
 
-def alloc_new_entry_not_queued(s: CacheState, key: str, result: CacheEntry | None) -> bool:
-    """The new entry is not-ready, so it is not in the eviction queue."""
-    return result is None or (result._pin_count == NOT_READY and key not in s.queue)
+def alloc_new_entry_not_evictable(s: CacheState, key: str, result: CacheEntry | None) -> bool:
+    """The new entry is not-ready, so the policy does not hold it as evictable."""
+    return result is None or (result._pin_count == NOT_READY and key not in s.policy)
 
 
 def alloc_uncounts_victims(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
@@ -188,16 +219,16 @@ def alloc_uncounts_victims(OLD: Old, s: CacheState, result: CacheEntry | None) -
 
 
 alloc_contract = _contract(
-    _pre(queue_within_entries, "EvictQueueInv"),
+    _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
     _snap(_plan, "plan"),
     _post(alloc_fails_iff_short, "AllocFailsOnlyWhenShortProp"),
     _post(failed_alloc_changes_nothing, "FailedAllocUnchangedProp"),
-    _post(alloc_evicts_oldest, "EvictOldestFirstProp"),
     _post(alloc_evicts_only_needed, "EvictOnlyAsNeededProp"),
+    _order_post(alloc_evicts_policy_victims),
     _post(alloc_takes_free_or_evicted, "HeldBlocksStableProp"),
     _post(alloc_conserves_blocks, "BlockConservationInv"),
-    _post(alloc_new_entry_not_queued, "EvictQueueInv"),
+    _post(alloc_new_entry_not_evictable, "EvictableSetInv"),
     _post(alloc_uncounts_victims, "EvictableCountInv"),
 )
 
@@ -205,13 +236,21 @@ alloc_contract = _contract(
 # ---------------------------------------------------------------- mark_ready
 
 
-def mark_ready_queues_key(OLD: Old, s: CacheState, key: str) -> bool:
-    """The entry is ready+unpinned and is now the queue's newest key."""
+def mark_ready_joins_evictable(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry is ready+unpinned and the policy holds it as evictable."""
     return (
         s.entries[key]._pin_count == 0
-        and len(s.queue) == OLD.pre.queue_len + 1
-        and next(reversed(s.queue)) == key
+        and key in s.policy
+        and s.hooks.evictable_count() == OLD.pre.evictable_len + 1
     )
+
+
+def joins_where_the_rule_puts_it(OLD: Old, s: CacheState, key: str) -> bool:
+    """The policy placed the key that became evictable where its rule says (``joined_ok``)."""
+    entry = s.entries.get(key)
+    if entry is None or entry._pin_count != 0 or OLD.pre.pin == 0:
+        return True  # nothing joined (an unpin that left pins behind)
+    return s.policy.joined_ok(key, OLD.pre.evictable_len) is None
 
 
 def mark_ready_counts_blocks(OLD: Old, s: CacheState, key: str) -> bool:
@@ -225,9 +264,10 @@ def mark_ready_moves_no_block(OLD: Old, s: CacheState, key: str) -> bool:
 
 
 mark_ready_contract = _contract(
-    _pre(queue_within_entries, "EvictQueueInv"),
+    _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
-    _post(mark_ready_queues_key, "EvictQueueInv"),
+    _post(mark_ready_joins_evictable, "EvictableSetInv"),
+    _order_post(joins_where_the_rule_puts_it),
     _post(mark_ready_counts_blocks, "EvictableCountInv"),
     _post(mark_ready_moves_no_block, "BlockConservationInv"),
 )
@@ -241,9 +281,9 @@ def pin_adds_one(OLD: Old, s: CacheState, key: str) -> bool:
     return OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin + 1
 
 
-def pin_dequeues(OLD: Old, s: CacheState, key: str) -> bool:
-    """The entry is off the queue; it left it iff it was ready+unpinned."""
-    return _left_queue_iff_was_evictable(OLD.pre.pin, OLD.pre.queue_len, s, key)
+def pin_leaves_evictable(OLD: Old, s: CacheState, key: str) -> bool:
+    """The entry is not evictable; it left the evictable set iff it was ready+unpinned."""
+    return _left_set_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable_len, s, key)
 
 
 def pin_uncounts(OLD: Old, s: CacheState, key: str) -> bool:
@@ -252,10 +292,10 @@ def pin_uncounts(OLD: Old, s: CacheState, key: str) -> bool:
 
 
 pin_contract = _contract(
-    _pre(queue_within_entries, "EvictQueueInv"),
+    _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
     _post(pin_adds_one, "TypeOK"),
-    _post(pin_dequeues, "EvictQueueInv"),
+    _post(pin_leaves_evictable, "EvictableSetInv"),
     _post(pin_uncounts, "EvictableCountInv"),
     _post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
@@ -283,14 +323,14 @@ def pin_if_ready_leaves_not_ready(OLD: Old, s: CacheState, result: CacheEntry | 
 
 
 def pin_if_ready_pins_ready(OLD: Old, s: CacheState, key: str, result: CacheEntry | None) -> bool:
-    """A ready entry gains one pin and leaves the queue iff it was unpinned."""
+    """A ready entry gains one pin and leaves the evictable set iff it was unpinned."""
     return (
         OLD.pre.pin is None
         or OLD.pre.pin < 0
         or (
             result is not None
             and result._pin_count == OLD.pre.pin + 1
-            and _left_queue_iff_was_evictable(OLD.pre.pin, OLD.pre.queue_len, s, key)
+            and _left_set_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable_len, s, key)
         )
     )
 
@@ -305,11 +345,11 @@ def pin_if_ready_uncounts(OLD: Old, s: CacheState, key: str) -> bool:
 
 
 pin_if_ready_contract = _contract(
-    _pre(queue_within_entries, "EvictQueueInv"),
+    _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
     _post(pin_if_ready_none_iff_absent, "TypeOK"),
     _post(pin_if_ready_leaves_not_ready, "MisuseUnchangedProp"),
-    _post(pin_if_ready_pins_ready, "EvictQueueInv"),
+    _post(pin_if_ready_pins_ready, "EvictableSetInv"),
     _post(pin_if_ready_uncounts, "EvictableCountInv"),
     _post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
@@ -323,11 +363,11 @@ def unpin_drops_one(OLD: Old, s: CacheState, key: str) -> bool:
     return OLD.pre.pin is not None and s.entries[key]._pin_count == OLD.pre.pin - 1
 
 
-def unpin_requeues_last(OLD: Old, s: CacheState, key: str) -> bool:
-    """The last unpin appends the key to the queue's tail; others leave the queue alone."""
+def unpin_rejoins_last(OLD: Old, s: CacheState, key: str) -> bool:
+    """The last unpin makes the key evictable again; others leave the evictable set alone."""
     if s.entries[key]._pin_count == 0:
-        return len(s.queue) == OLD.pre.queue_len + 1 and next(reversed(s.queue)) == key
-    return len(s.queue) == OLD.pre.queue_len and key not in s.queue
+        return key in s.policy and s.hooks.evictable_count() == OLD.pre.evictable_len + 1
+    return key not in s.policy and s.hooks.evictable_count() == OLD.pre.evictable_len
 
 
 def unpin_recounts_last(OLD: Old, s: CacheState, key: str) -> bool:
@@ -338,10 +378,11 @@ def unpin_recounts_last(OLD: Old, s: CacheState, key: str) -> bool:
 
 
 unpin_contract = _contract(
-    _pre(queue_within_entries, "EvictQueueInv"),
+    _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
     _post(unpin_drops_one, "TypeOK"),
-    _post(unpin_requeues_last, "EvictQueueInv"),
+    _post(unpin_rejoins_last, "EvictableSetInv"),
+    _order_post(joins_where_the_rule_puts_it),
     _post(unpin_recounts_last, "EvictableCountInv"),
     _post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
@@ -361,14 +402,14 @@ def discard_frees_blocks(OLD: Old, s: CacheState, key: str) -> bool:
     )
 
 
-def discard_leaves_queue(OLD: Old, s: CacheState) -> bool:
-    """A not-ready entry was never queued, so the queue and its count are unchanged."""
-    return len(s.queue) == OLD.pre.queue_len and s.evictable_blocks == OLD.pre.evictable
+def discard_leaves_evictable(OLD: Old, s: CacheState) -> bool:
+    """A not-ready entry was never evictable, so the evictable set and its count are unchanged."""
+    return s.hooks.evictable_count() == OLD.pre.evictable_len and s.evictable_blocks == OLD.pre.evictable
 
 
 discard_contract = _contract(
-    _pre(queue_within_entries, "EvictQueueInv"),
+    _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
     _post(discard_frees_blocks, "BlockConservationInv"),
-    _post(discard_leaves_queue, "EvictQueueInv"),
+    _post(discard_leaves_evictable, "EvictableSetInv"),
 )

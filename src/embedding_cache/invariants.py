@@ -58,26 +58,34 @@ def block_conservation_inv(s: CacheState) -> str | None:
     return None
 
 
-def evict_queue_inv(s: CacheState) -> str | None:
-    """EvictQueueInv: the queue holds exactly the ready+unpinned entries, each once."""
-    # The queue is an OrderedDict, so "each once" holds by construction.
-    for key in s.queue:
+def evictable_set_inv(s: CacheState) -> str | None:
+    """EvictableSetInv: the policy holds exactly the ready+unpinned entries, each once,
+    and the policy's own invariants hold (``EvictionPolicy.check``)."""
+    seen: set[str] = set()
+    for key in s.policy.evictable_keys():
+        if key in seen:
+            return f"key {key!r} is held twice by the policy"
+        seen.add(key)
         entry = s.entries.get(key)
         if entry is None:
-            return f"queued key {key!r} has no live entry"
+            return f"evictable key {key!r} has no live entry"
         if entry._pin_count != 0:
-            return f"queued key {key!r} is {entry.state_name()}, not ready+unpinned"
-    for key, entry in s.entries.items():
-        if entry._pin_count == 0 and key not in s.queue:
-            return f"ready+unpinned key {key!r} is missing from the queue"
-    return None
+            return f"evictable key {key!r} is {entry.state_name()}, not ready+unpinned"
+    if len(seen) != s.hooks.evictable_count():
+        return f"the policy counts {s.hooks.evictable_count()} evictable keys but holds {len(seen)}"
+    ready = {k: len(e.block_ids) for k, e in s.entries.items() if e._pin_count >= 0}
+    evictable = {k: n for k, n in ready.items() if s.entries[k]._pin_count == 0}
+    for key in evictable:
+        if key not in seen:
+            return f"ready+unpinned key {key!r} is missing from the policy"
+    return s.policy.check(ready, evictable)
 
 
 def evictable_count_inv(s: CacheState) -> str | None:
-    """EvictableCountInv: the evictable-block counter equals the queued entries' blocks."""
-    total = sum(len(s.entries[k].block_ids) for k in s.queue if k in s.entries)
+    """EvictableCountInv: the evictable-block counter equals the evictable entries' blocks."""
+    total = sum(len(e.block_ids) for e in s.entries.values() if e._pin_count == 0)
     if total != s.evictable_blocks:
-        return f"evictable_blocks is {s.evictable_blocks}, queued entries hold {total}"
+        return f"evictable_blocks is {s.evictable_blocks}, evictable entries hold {total}"
     return None
 
 
@@ -92,13 +100,26 @@ def held_entries_inv(s: CacheState) -> str | None:
     return None
 
 
+def quiescence_inv(s: CacheState) -> str | None:
+    """QuiescenceInv: with nothing held, free plus evictable blocks are the whole pool."""
+    if any(e._pin_count != 0 for e in s.entries.values()):
+        return None
+    if len(s.free) + s.evictable_blocks != s.num_blocks:
+        return (
+            f"nothing is held, but free ({len(s.free)}) + evictable ({s.evictable_blocks}) "
+            f"!= {s.num_blocks}"
+        )
+    return None
+
+
 #: Every state invariant by its one name, in the order the sweep checks them.
 INVARIANTS: dict[str, Callable[[CacheState], str | None]] = {
     "TypeOK": type_ok,
     "BlockConservationInv": block_conservation_inv,
-    "EvictQueueInv": evict_queue_inv,
+    "EvictableSetInv": evictable_set_inv,
     "EvictableCountInv": evictable_count_inv,
     "HeldEntriesInv": held_entries_inv,
+    "QuiescenceInv": quiescence_inv,
 }
 
 

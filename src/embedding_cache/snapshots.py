@@ -3,6 +3,7 @@
 Everything here is what a postcondition needs to say "what changed and what
 did not" inductively: O(1) snapshots of the counters, and for ``alloc`` the
 spec's choice of victims (oldest first, only as many as needed) computed
+by the policy's rule (``EvictionPolicy.plan_victims``), computed
 independently of the code that evicts. Nothing here grows with
 ``num_blocks``: an alloc's expectations cost O(n_blocks + victims' blocks).
 The conditions that compare them, and each operation's contract, are in
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Callable
 from typing import NamedTuple
 
+from .policies import VictimPlan
 from .state import CacheState
 
 
@@ -23,10 +26,8 @@ class Snapshot(NamedTuple):
 
     free_len: int
     entries_len: int
-    queue_len: int
-    evictable: int
-    head: str | None
-    tail: str | None
+    evictable_len: int  # how many keys the policy holds as evictable
+    evictable: int  # the evictable-block counter
     pin: int | None  # the key's pin count; None when absent
     blocks: tuple[int, ...] | None  # the key's block ids; None when absent
 
@@ -37,18 +38,16 @@ def snapshot(s: CacheState, key: object = None) -> Snapshot:
     return Snapshot(
         free_len=len(s.free),
         entries_len=len(s.entries),
-        queue_len=len(s.queue),
+        evictable_len=s.hooks.evictable_count(),
         evictable=s.evictable_blocks,
-        head=next(iter(s.queue), None),
-        tail=next(reversed(s.queue), None),
         pin=None if entry is None else entry._pin_count,
         blocks=None if entry is None else entry.block_ids,
     )
 
 
 def same_shape(a: Snapshot, b: Snapshot) -> bool:
-    """True when the two snapshots agree on every counter and the queue's ends."""
-    return a[:6] == b[:6]
+    """True when the two snapshots agree on every counter."""
+    return a[:4] == b[:4]
 
 
 def as_count(n: object) -> int | None:
@@ -67,17 +66,21 @@ class AllocPlan(NamedTuple):
     """What the spec says a successful ``alloc`` must do, computed before it runs."""
 
     fails: bool  # free + evictable < n: the alloc must return None
-    victims: tuple[str, ...]  # the queue prefix to evict, oldest first
-    victim_blocks: int  # their total block count
-    survivor_head: str | None  # the queue head after eviction
+    victims: VictimPlan  # the policy's victims, in eviction order
     taken: tuple[int, ...]  # the block ids this implementation hands out (see below)
+    largest_victim: int  # the block count of the largest victim (0 when none)
+
+    @property
+    def victim_blocks(self) -> int:
+        """The victims' total block count."""
+        return self.victims.victim_blocks
 
 
 def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
     """The victims of ``alloc(_, n)`` by the spec, and the blocks it will take.
 
-    Victims: the shortest prefix of the queue whose blocks, with the free
-    ones, reach ``n`` (EvictOldestFirstProp, EvictOnlyAsNeededProp).
+    Victims: none when enough is free; else the policy's, by its rule
+    (``plan_victims``; its order property, EvictOnlyAsNeededProp).
     Blocks taken: this implementation pushes each victim's blocks onto the
     LIFO free stack and takes the top ``n``, sorted; the spec leaves the
     choice open, and any choice among free+victim blocks refines it.
@@ -90,20 +93,28 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
     n = count
     free_len = len(s.free)
     if free_len + s.evictable_blocks < n:
-        return AllocPlan(True, (), 0, None, ())
-    victims: list[str] = []
+        return AllocPlan(True, VictimPlan((), 0, None), (), 0)
+    entries = s.entries
+    # With enough free blocks the rule evicts nothing (plan_victims' loop does not run).
+    plan = s.policy.plan_victims(free_len, n, _sizer(s))
     freed: list[int] = []
-    queue_iter = iter(s.queue)
-    while free_len + len(freed) < n:
-        key = next(queue_iter, None)
-        if key is None:  # only when EvictableCountInv is already broken
-            break
-        victims.append(key)
-        freed.extend(s.entries[key].block_ids)
-    survivor = next(queue_iter, None)
+    largest = 0
+    for key in plan.victims:
+        ids = entries[key].block_ids
+        freed.extend(ids)
+        largest = max(largest, len(ids))
     pool = s.free[-n:] + freed if n else []
     taken = tuple(sorted(pool[len(pool) - n :])) if n else ()
-    return AllocPlan(False, tuple(victims), len(freed), survivor, taken)
+    return AllocPlan(False, plan, taken, largest)
+
+
+def _sizer(s: CacheState) -> Callable[[str], int]:
+    entries = s.entries
+
+    def size_of(key: str) -> int:
+        return len(entries[key].block_ids)
+
+    return size_of
 
 
 def canonical_ids(ids: object, n: int, num_blocks: int) -> bool:

@@ -94,9 +94,10 @@ def get(s: CacheState, key: str) -> CacheEntry | None:
 def has_held_entries(s: CacheState) -> bool:
     """True iff some entry is not-ready or pinned (HeldEntriesInv). O(1).
 
-    Held entries are exactly the live ones absent from the queue (EvictQueueInv).
+    Held entries are exactly the live ones the policy does not hold as
+    evictable (EvictableSetInv).
     """
-    return len(s.entries) != len(s.queue)
+    return len(s.entries) != s.hooks.evictable_count()
 
 
 # --------------------------------------------------------------------------
@@ -109,10 +110,11 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
 
     The new entry starts not-ready. Returns None, changing nothing, when free
     plus evictable blocks are fewer than ``n_blocks`` (fail-fast). Otherwise
-    evicts the oldest ready+unpinned entries until enough blocks are free and
-    takes the top ``n_blocks`` of the free stack, sorted ascending.
+    evicts the policy's victims until enough blocks are free and takes the
+    top ``n_blocks`` of the free stack, sorted ascending.
 
-    O(n_blocks log n_blocks + blocks of the evicted entries).
+    O(n_blocks log n_blocks + blocks of the evicted entries + the policy's
+    evict cost per victim, O(1) amortized or O(log E): policies/).
 
     Raises:
         TypeError: ``key`` is not a str, or ``n_blocks`` is not an int (or is a bool).
@@ -150,18 +152,21 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
         block_ids = ()
     entry = CacheEntry(block_ids)
     entries[key] = entry
+    admit = s.hooks.admit
+    if admit is not None:
+        admit(key, n_blocks)
     return entry
 
 
 def _evict_until(s: CacheState, n_blocks: int) -> None:
-    """Evict queue heads until ``n_blocks`` blocks are free [Evict, inside Alloc].
+    """Evict the policy's victims until ``n_blocks`` blocks are free [Evict, inside Alloc].
 
-    The caller has checked that free + evictable blocks suffice, so the queue
-    cannot run dry. O(blocks of the evicted entries).
+    The caller has checked that free + evictable blocks suffice, so the
+    policy cannot run dry. O(blocks of the evicted entries + evict calls).
     """
-    free, entries, queue = s.free, s.entries, s.queue
+    free, entries, evict = s.free, s.entries, s.hooks.evict
     while len(free) < n_blocks:
-        key, _ = queue.popitem(last=False)
+        key = evict()
         blocks = entries.pop(key).block_ids
         s.evictable_blocks -= len(blocks)
         free.extend(blocks)
@@ -169,7 +174,9 @@ def _evict_until(s: CacheState, n_blocks: int) -> None:
 
 @contracts.mark_ready_contract
 def mark_ready(s: CacheState, key: str) -> None:
-    """Mark a not-ready entry ready: it joins the eviction queue's tail [MarkReady]. O(1).
+    """Mark a not-ready entry ready: it joins the evictable set [MarkReady].
+
+    O(1), plus the policy's ``ready`` (O(1) or O(log E): policies/).
 
     Raises:
         TypeError: ``key`` is not a str.
@@ -183,13 +190,14 @@ def mark_ready(s: CacheState, key: str) -> None:
     if entry._pin_count != NOT_READY:
         raise AlreadyReadyError(key, entry.state_name())
     entry._pin_count = 0
-    s.queue[key] = None
-    s.evictable_blocks += len(entry.block_ids)
+    size = len(entry.block_ids)
+    s.hooks.ready(key, size)
+    s.evictable_blocks += size
 
 
 @contracts.pin_contract
 def pin(s: CacheState, key: str) -> None:
-    """Pin a ready entry (counted, nested); the first pin takes it off the queue [Pin]. O(1).
+    """Pin a ready entry (counted, nested); the first pin makes it unevictable [Pin]. O(1).
 
     Raises:
         TypeError: ``key`` is not a str.
@@ -226,17 +234,25 @@ def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
 
 
 def _pin_step(s: CacheState, key: str, entry: CacheEntry) -> None:
-    """Add one pin to a ready entry; the first takes it off the queue [PinStep]. O(1)."""
+    """Add one pin to a ready entry, a use; the first pin makes it unevictable [PinStep].
+
+    O(1) (the policy's ``hold`` and ``hit`` are O(1) amortized).
+    """
     count = entry._pin_count
+    hooks = s.hooks
     if count == 0:
-        del s.queue[key]
+        hooks.hold(key)
         s.evictable_blocks -= len(entry.block_ids)
     entry._pin_count = count + 1
+    if hooks.hit is not None:
+        hooks.hit(key)
 
 
 @contracts.unpin_contract
 def unpin(s: CacheState, key: str) -> None:
-    """Release one pin; the last one puts the entry back at the queue's tail [Unpin]. O(1).
+    """Release one pin; the last one makes the entry evictable again [Unpin].
+
+    O(1), plus the policy's ``release`` on the last one (O(1) or O(log E)).
 
     Raises:
         TypeError: ``key`` is not a str.
@@ -253,8 +269,9 @@ def unpin(s: CacheState, key: str) -> None:
     count -= 1
     entry._pin_count = count
     if count == 0:
-        s.queue[key] = None
-        s.evictable_blocks += len(entry.block_ids)
+        size = len(entry.block_ids)
+        s.hooks.release(key, size)
+        s.evictable_blocks += size
 
 
 @contracts.discard_contract
@@ -277,6 +294,9 @@ def discard(s: CacheState, key: str) -> None:
         raise DiscardHeldError(key, entry.state_name())
     del s.entries[key]
     s.free.extend(entry.block_ids)
+    forget = s.hooks.forget
+    if forget is not None:
+        forget(key)
 
 
 #: Every state-changing transition by operation name (conformance checks swap in planted ones).

@@ -1,0 +1,170 @@
+"""The eviction-policy interface: what the cache tells a policy, and what it asks of it.
+
+The cache keeps the accounting every policy shares (blocks, pins, fail-fast,
+the evictable-block counter: spec/SPEC.md section 6); a policy owns only its
+ordering structure. It is told of the events that change the evictable set
+E = {ready, unpinned entries} and of uses, and names the next victim. Every
+hook runs with the cache's lock held, so a policy needs no locking of its own.
+
+Events (TLA+: the hooks of each policy module, tla/README.md):
+
+=================  ==========================================================
+``admit(k, size)``  ``alloc`` created the not-ready entry ``k``
+``forget(k)``       ``discard`` removed the not-ready entry ``k``
+``ready(k, size)``  ``mark_ready``: ``k`` joins E for the first time
+``hit(k)``          a use: ``pin``, or ``pin_if_ready`` of a ready entry, at any pin depth
+``hold(k)``         the first pin: ``k`` leaves E (called before ``hit``)
+``release(k, size)`` the unpin that brings the count to 0: ``k`` rejoins E
+``evict() -> k``    remove and return the next victim (E is not empty)
+=================  ==========================================================
+
+``get`` is not a use: vLLM calls it for bookkeeping in many places, so
+counting it would over-count hits (spec/POLICIES.md).
+
+The verification half of the interface (``plan_victims``, ``plan_holds``,
+``joined_ok``, ``abstract``, ``check``) is what contracts, invariants and the
+conformance checks read; none of it runs in the default build's hot path.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, NamedTuple
+
+#: Looks up the block count of a live key (the cache's entries).
+SizeOf = Callable[[str], int]
+
+
+class Hooks(NamedTuple):
+    """The event hooks, bound once at construction so a transition pays one call.
+
+    ``admit``, ``forget`` and ``hit`` are None when the policy ignores the event
+    (the transition then skips the call).
+    """
+
+    ready: Callable[[str, int], object]
+    release: Callable[[str, int], object]
+    hold: Callable[[str], object]
+    hit: Callable[[str], object] | None
+    admit: Callable[[str, int], object] | None
+    forget: Callable[[str], object] | None
+    evict: Callable[[], str]
+    evictable_count: Callable[[], int]
+
+
+class VictimPlan(NamedTuple):
+    """The victims an ``alloc`` must evict by the policy's rule, computed before it runs.
+
+    ``expect`` is policy-private: what ``plan_holds`` checks of the policy's
+    state afterwards (e.g. the new head, the new clock).
+    """
+
+    victims: tuple[str, ...]
+    victim_blocks: int
+    expect: object
+
+
+class EvictionPolicy(ABC):
+    """One eviction policy: an ordering over the evictable entries and a victim rule."""
+
+    #: The name ``EmbeddingCache(..., eviction=NAME)`` takes.
+    name: ClassVar[str]
+    #: The one name (spec/NAMES.md) of the policy's order property.
+    order_property: ClassVar[str]
+
+    __slots__ = ()
+
+    def __init__(self, num_blocks: int = 0) -> None:
+        """A policy for a pool of ``num_blocks`` blocks, holding nothing evictable."""
+
+    # ------------------------------------------------------------ events
+
+    def admit(self, key: str, size: int) -> None:  # noqa: B027 - an optional hook
+        """``alloc`` created the not-ready entry ``key``. Default: ignored. O(1)."""
+
+    def forget(self, key: str) -> None:  # noqa: B027 - an optional hook
+        """``discard`` removed the not-ready entry ``key``. Default: ignored. O(1)."""
+
+    @abstractmethod
+    def ready(self, key: str, size: int) -> None:
+        """``mark_ready``: ``key`` (``size`` blocks) joins the evictable set."""
+
+    def hit(self, key: str) -> None:  # noqa: B027 - an optional hook
+        """A use of the ready entry ``key``. Default: ignored. O(1)."""
+
+    @abstractmethod
+    def hold(self, key: str) -> None:
+        """The first pin: ``key`` leaves the evictable set."""
+
+    @abstractmethod
+    def release(self, key: str, size: int) -> None:
+        """The last unpin: ``key`` (``size`` blocks) rejoins the evictable set."""
+
+    @abstractmethod
+    def evict(self) -> str:
+        """Remove the next victim from the evictable set and return its key."""
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """How many entries are evictable. O(1)."""
+
+    @abstractmethod
+    def __contains__(self, key: object) -> bool:
+        """True when ``key`` is evictable. O(1)."""
+
+    @abstractmethod
+    def evictable_keys(self) -> Iterable[str]:
+        """The evictable keys, each once, in no promised order. O(E)."""
+
+    def hooks(self) -> Hooks:
+        """The bound hooks the transitions call (fifo overrides it with C-level ones)."""
+        cls = type(self)
+        return Hooks(
+            ready=self.ready,
+            release=self.release,
+            hold=self.hold,
+            hit=None if cls.hit is EvictionPolicy.hit else self.hit,
+            admit=None if cls.admit is EvictionPolicy.admit else self.admit,
+            forget=None if cls.forget is EvictionPolicy.forget else self.forget,
+            evict=self.evict,
+            evictable_count=self.__len__,
+        )
+
+    # ------------------------------------------------------------ verification
+
+    @abstractmethod
+    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+        """The victims of an alloc of ``n`` blocks with ``free`` free, by the policy's rule.
+
+        Written from the rule's text (spec/POLICIES.md), not from ``evict``, and
+        without changing anything: the checked build compares it with what
+        ``evict`` did. The caller has checked free + evictable >= n.
+        O(victims + entries the rule passes over), never O(E).
+        """
+
+    @abstractmethod
+    def plan_holds(self, plan: VictimPlan) -> bool:
+        """After the alloc: the policy's state agrees with ``plan.expect``. O(1)."""
+
+    @abstractmethod
+    def joined_ok(self, key: str, before: int) -> str | None:
+        """After ``ready``/``release`` of ``key`` (``before`` evictable keys until then):
+        None if ``key`` joined where the rule puts it, else what is wrong. O(1)."""
+
+    @abstractmethod
+    def abstract(self) -> dict[str, Any]:
+        """The policy's state as its TLA+ module's variables (tla/README.md). O(E log E)."""
+
+    @abstractmethod
+    def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
+        """The policy's own invariants, EvictableSetInv first. O(E + ready entries).
+
+        ``ready_sizes``: every ready live key (pinned or not) -> its block
+        count; ``evictable``: the ready+unpinned ones. None when all hold,
+        else a sentence naming the invariant and what is wrong.
+        """
+
+    @abstractmethod
+    def clone(self) -> EvictionPolicy:
+        """An independent copy (replay branches states). O(E)."""
