@@ -17,12 +17,21 @@ the default build the decorators return the function unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
-
-import icontract
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from . import invariants
 from .build import CHECKED, FULL_SWEEP
+
+if CHECKED or TYPE_CHECKING:
+    # Only the checked builds need icontract: the default build imports no
+    # third-party module (the cache is meant to be vendored).
+    try:
+        import icontract
+    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "EMBEDDING_CACHE_CHECKED is set, and the checked build needs icontract: "
+            "pip install 'embedding-cache[checked]'"
+        ) from exc
 from .entry import NOT_READY, CacheEntry
 from .snapshots import (
     AllocPlan,
@@ -45,19 +54,19 @@ class Old(Protocol):
     plan: AllocPlan
 
 
-def _contract(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+def _contract(*decorators: Any) -> Callable[[F], F]:
     """Compose one operation's icontract decorators, plus the full sweep.
 
     icontract checks postconditions in the order they were attached, so they
     are attached in the listed order (the most specific first), then the
     sweep's, then the snapshots they read and the preconditions.
     """
+    if not CHECKED:
+        return _unchanged
     posts = [d for d in decorators if isinstance(d, icontract.ensure)]
     others = [d for d in decorators if not isinstance(d, icontract.ensure)]
 
     def apply(func: F) -> F:
-        if not CHECKED:
-            return func
         for decorator in posts:
             func = decorator(func)
         func = _sweep_before_and_after(func)
@@ -66,6 +75,11 @@ def _contract(*decorators: Callable[[F], F]) -> Callable[[F], F]:
         return func
 
     return apply
+
+
+def _unchanged(func: F) -> F:
+    """The default build's contract: none."""
+    return func
 
 
 def _sweep_before_and_after(func: F) -> F:
@@ -87,24 +101,28 @@ def _holds(predicate: Callable[[CacheState], str | None]) -> Callable[[CacheStat
     return holds
 
 
-def _pre(func: Callable[..., bool], name: str) -> icontract.require:
-    return icontract.require(func, name, enabled=CHECKED)
+# In the default build the helpers below build nothing (icontract is not even
+# imported) and ``_contract`` returns each function unchanged.
 
 
-def _post(func: Callable[..., bool], name: str) -> icontract.ensure:
-    return icontract.ensure(func, name, enabled=CHECKED)
+def _pre(func: Callable[..., bool], name: str) -> Any:
+    return icontract.require(func, name) if CHECKED else None
 
 
-def _order_post(func: Callable[..., bool]) -> icontract.ensure:
+def _post(func: Callable[..., bool], name: str) -> Any:
+    return icontract.ensure(func, name) if CHECKED else None
+
+
+def _order_post(func: Callable[..., bool]) -> Any:
     """A postcondition on the policy's own rule: reported under the running policy's
     order property (EvictOldestFirstProp, EvictLowestPriorityProp, ...)."""
-    return icontract.ensure(
-        func, "the policy's order property", enabled=CHECKED, error=_order_violation
-    )
+    if not CHECKED:
+        return None
+    return icontract.ensure(func, "the policy's order property", error=_order_violation)
 
 
-def _snap(func: Callable[..., Any], name: str) -> icontract.snapshot:
-    return icontract.snapshot(func, name=name, enabled=CHECKED)
+def _snap(func: Callable[..., Any], name: str) -> Any:
+    return icontract.snapshot(func, name=name) if CHECKED else None
 
 
 def _snap_key(s: CacheState, key: str) -> Snapshot:
@@ -168,7 +186,7 @@ def alloc_evicts_policy_victims(OLD: Old, s: CacheState, result: CacheEntry | No
     )
 
 
-def _order_violation(s: CacheState) -> icontract.ViolationError:
+def _order_violation(s: CacheState) -> Exception:
     """A violation of the running policy's order property, under that property's name."""
     policy = s.policy
     return icontract.ViolationError(

@@ -15,7 +15,22 @@ from .policies import EvictionPolicy, FifoPolicy, Hooks
 class CacheState:
     """The cache's whole state (see spec/SPEC.md for the mapping to the TLA+ variables)."""
 
-    __slots__ = ("entries", "evictable_blocks", "free", "hooks", "num_blocks", "policy")
+    __slots__ = (
+        "entries",
+        "evictable_blocks",
+        "evictable_count",
+        "free",
+        "hooks",
+        "num_blocks",
+        "on_admit",
+        "on_evict",
+        "on_forget",
+        "on_hit",
+        "on_hold",
+        "on_ready",
+        "on_release",
+        "policy",
+    )
 
     def __init__(self, num_blocks: int, policy: EvictionPolicy | None = None) -> None:
         #: Size of the block pool; block ids are 0 .. num_blocks-1.  (TLA+: N)
@@ -28,13 +43,29 @@ class CacheState:
         self.evictable_blocks: int = 0
         #: The eviction policy: the order of the evictable entries and the victim rule.
         self.policy: EvictionPolicy = FifoPolicy(num_blocks) if policy is None else policy
-        #: Its hooks, bound once so that each transition pays one call.
-        self.hooks: Hooks = self.policy.hooks()
+        self.set_policy(self.policy)
 
     def set_policy(self, policy: EvictionPolicy) -> None:
-        """Install ``policy`` (which must already hold exactly the evictable keys). O(1)."""
+        """Install ``policy`` (which must already hold exactly the evictable keys). O(1).
+
+        Its hooks are bound once, here, and also kept one by one in slots of
+        their own: a transition then pays one attribute load and one call
+        (for fifo a C-level one), which keeps the default policy as fast as
+        the seed's inline OrderedDict.
+        """
         self.policy = policy
-        self.hooks = policy.hooks()
+        hooks = policy.hooks()
+        #: The policy's bound hooks (``policies.base.Hooks``).
+        self.hooks: Hooks = hooks
+        self.on_ready = hooks.ready
+        self.on_release = hooks.release
+        self.on_hold = hooks.hold
+        self.on_hit = hooks.hit
+        self.on_admit = hooks.admit
+        self.on_forget = hooks.forget
+        self.on_evict = hooks.evict
+        #: How many keys the policy holds as evictable. O(1).
+        self.evictable_count = hooks.evictable_count
 
     def __repr__(self) -> str:
         return (

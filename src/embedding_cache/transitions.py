@@ -97,7 +97,7 @@ def has_held_entries(s: CacheState) -> bool:
     Held entries are exactly the live ones the policy does not hold as
     evictable (EvictableSetInv).
     """
-    return len(s.entries) != s.hooks.evictable_count()
+    return len(s.entries) != s.evictable_count()
 
 
 # --------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
         block_ids = ()
     entry = CacheEntry(block_ids)
     entries[key] = entry
-    admit = s.hooks.admit
+    admit = s.on_admit
     if admit is not None:
         admit(key, n_blocks)
     return entry
@@ -164,9 +164,9 @@ def _evict_until(s: CacheState, n_blocks: int) -> None:
     The caller has checked that free + evictable blocks suffice, so the
     policy cannot run dry. O(blocks of the evicted entries + evict calls).
     """
-    free, entries, evict = s.free, s.entries, s.hooks.evict
+    free, entries, evict = s.free, s.entries, s.on_evict
     while len(free) < n_blocks:
-        key = evict()
+        key = evict()[0]
         blocks = entries.pop(key).block_ids
         s.evictable_blocks -= len(blocks)
         free.extend(blocks)
@@ -191,7 +191,7 @@ def mark_ready(s: CacheState, key: str) -> None:
         raise AlreadyReadyError(key, entry.state_name())
     entry._pin_count = 0
     size = len(entry.block_ids)
-    s.hooks.ready(key, size)
+    s.on_ready(key, size)
     s.evictable_blocks += size
 
 
@@ -239,13 +239,13 @@ def _pin_step(s: CacheState, key: str, entry: CacheEntry) -> None:
     O(1) (the policy's ``hold`` and ``hit`` are O(1) amortized).
     """
     count = entry._pin_count
-    hooks = s.hooks
     if count == 0:
-        hooks.hold(key)
+        s.on_hold(key)
         s.evictable_blocks -= len(entry.block_ids)
     entry._pin_count = count + 1
-    if hooks.hit is not None:
-        hooks.hit(key)
+    hit = s.on_hit
+    if hit is not None:
+        hit(key)
 
 
 @contracts.unpin_contract
@@ -270,7 +270,7 @@ def unpin(s: CacheState, key: str) -> None:
     entry._pin_count = count
     if count == 0:
         size = len(entry.block_ids)
-        s.hooks.release(key, size)
+        s.on_release(key, size)
         s.evictable_blocks += size
 
 
@@ -294,7 +294,7 @@ def discard(s: CacheState, key: str) -> None:
         raise DiscardHeldError(key, entry.state_name())
     del s.entries[key]
     s.free.extend(entry.block_ids)
-    forget = s.hooks.forget
+    forget = s.on_forget
     if forget is not None:
         forget(key)
 

@@ -49,7 +49,9 @@ class Hooks(NamedTuple):
     hit: Callable[[str], object] | None
     admit: Callable[[str, int], object] | None
     forget: Callable[[str], object] | None
-    evict: Callable[[], str]
+    #: Evicts one victim and returns a pair whose first item is its key (fifo
+    #: binds ``OrderedDict.popitem`` itself, which returns (key, size)).
+    evict: Callable[[], tuple[str, object]]
     evictable_count: Callable[[], int]
 
 
@@ -127,9 +129,12 @@ class EvictionPolicy(ABC):
             hit=None if cls.hit is EvictionPolicy.hit else self.hit,
             admit=None if cls.admit is EvictionPolicy.admit else self.admit,
             forget=None if cls.forget is EvictionPolicy.forget else self.forget,
-            evict=self.evict,
+            evict=self._evict_pair,
             evictable_count=self.__len__,
         )
+
+    def _evict_pair(self) -> tuple[str, object]:
+        return self.evict(), None
 
     # ------------------------------------------------------------ verification
 

@@ -9,6 +9,7 @@ property ``EvictOldestFirstProp`` (stated on a ghost clock there).
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -63,7 +64,7 @@ class FifoPolicy(EvictionPolicy):
             hit=None,
             admit=None,
             forget=None,
-            evict=self.evict,
+            evict=functools.partial(q.popitem, False),
             evictable_count=q.__len__,
         )
 
