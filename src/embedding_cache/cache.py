@@ -25,7 +25,7 @@ class EmbeddingCache:
     *when* to call ``mark_ready`` (after the write landed).
     """
 
-    __slots__ = ("_lock", "_state")
+    __slots__ = ("_lock", "_ops", "_state")
 
     def __init__(self, num_blocks: int, eviction: PolicySpec = "fifo") -> None:
         """A cache over block ids 0 .. num_blocks-1, all free. O(num_blocks).
@@ -43,6 +43,9 @@ class EmbeddingCache:
         n = transitions.validate_num_blocks(num_blocks)
         self._state = CacheState(n, make_policy(eviction, n))
         self._lock = threading.Lock()
+        # Every public method calls its transition through this table, with the
+        # lock held: the one path tracing and planted bugs hook into.
+        self._ops: transitions.Transitions = transitions.REAL
 
     @property
     def num_blocks(self) -> int:
@@ -57,12 +60,12 @@ class EmbeddingCache:
     def get(self, key: str) -> CacheEntry | None:
         """Return the entry for ``key``, or None if not present. O(1)."""
         with self._lock:
-            return transitions.get(self._state, key)
+            return self._ops.get(self._state, key)
 
     def has_held_entries(self) -> bool:
         """True if any entry is not-ready or pinned (an in-flight transfer). O(1)."""
         with self._lock:
-            return transitions.has_held_entries(self._state)
+            return self._ops.has_held_entries(self._state)
 
     def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
         """Allocate ``n_blocks`` for ``key``, evicting as needed; None if they cannot fit.
@@ -70,32 +73,32 @@ class EmbeddingCache:
         O(n_blocks log n_blocks + blocks evicted). See ``transitions.alloc``.
         """
         with self._lock:
-            return transitions.alloc(self._state, key, n_blocks)
+            return self._ops.alloc(self._state, key, n_blocks)
 
     def mark_ready(self, key: str) -> None:
         """Mark an entry as ready (data is CPU-visible); it becomes evictable. O(1)."""
         with self._lock:
-            transitions.mark_ready(self._state, key)
+            self._ops.mark_ready(self._state, key)
 
     def pin(self, key: str) -> None:
         """Pin a ready entry (prevent eviction); pins nest. O(1)."""
         with self._lock:
-            transitions.pin(self._state, key)
+            self._ops.pin(self._state, key)
 
     def pin_if_ready(self, key: str) -> CacheEntry | None:
         """Atomically pin ``key`` if present and ready; return its entry (None if absent). O(1)."""
         with self._lock:
-            return transitions.pin_if_ready(self._state, key)
+            return self._ops.pin_if_ready(self._state, key)
 
     def unpin(self, key: str) -> None:
         """Release one pin; the last one makes the entry evictable again. O(1)."""
         with self._lock:
-            transitions.unpin(self._state, key)
+            self._ops.unpin(self._state, key)
 
     def discard(self, key: str) -> None:
         """Remove a not-ready in-flight entry, returning its blocks to the pool. O(blocks)."""
         with self._lock:
-            transitions.discard(self._state, key)
+            self._ops.discard(self._state, key)
 
     def check(self) -> None:
         """Sweep every named invariant; raise InvariantViolationError naming the first broken one.
