@@ -1,0 +1,93 @@
+"""FreeBlocks: the extent allocator keeps every id exactly once and hands out runs."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from embedding_cache.free_blocks import FreeBlocks, runs_of, size_class
+
+
+def test_runs_of() -> None:
+    assert runs_of(()) == []
+    assert runs_of((4, 5, 6)) == [(4, 7)]
+    assert runs_of((1, 3, 4, 9)) == [(1, 2), (3, 5), (9, 10)]
+
+
+def test_size_class() -> None:
+    assert [size_class(n) for n in (1, 2, 3, 4, 7, 8)] == [0, 1, 1, 2, 2, 3]
+
+
+def test_fresh_pool_is_one_extent_and_allocates_runs() -> None:
+    fb = FreeBlocks(10)
+    assert len(fb) == 10 and fb.extents() == [(0, 10)]
+    assert fb.take(3) == (0, 1, 2)
+    assert fb.take(4) == (3, 4, 5, 6)
+    assert fb.extents() == [(7, 10)]
+    assert fb.take(0) == ()
+
+
+def test_give_coalesces_both_neighbours() -> None:
+    fb = FreeBlocks(9)
+    a, b, c = fb.take(3), fb.take(3), fb.take(3)
+    fb.give(a)
+    fb.give(c)
+    assert fb.extents() == [(0, 3), (6, 9)]
+    fb.give(b)
+    assert fb.extents() == [(0, 9)]
+
+
+def test_fragmented_take_gathers_largest_extents_first_ascending() -> None:
+    fb = FreeBlocks(12)
+    parts = [fb.take(2) for _ in range(6)]
+    for p in parts[::2]:  # free every other pair: extents of 2, none adjacent
+        fb.give(p)
+    ids = fb.take(5)
+    assert ids == tuple(sorted(ids)) and len(set(ids)) == 5
+    assert len(runs_of(ids)) == 3
+    assert len(fb) == 1
+
+
+def test_prefers_an_extent_that_fits_whole() -> None:
+    fb = FreeBlocks(20)
+    a, _gap, b = fb.take(3), fb.take(1), fb.take(8)
+    fb.give(a)
+    fb.give(b)  # extents: [0,3) and [4,20) (b merges with the free tail)
+    assert fb.take(5) == (4, 5, 6, 7, 8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 64),
+    script=st.lists(st.tuples(st.booleans(), st.integers(0, 70)), max_size=60),
+)
+def test_every_id_stays_free_or_owned_exactly_once(n: int, script: list[tuple[bool, int]]) -> None:
+    fb = FreeBlocks(n)
+    owned: list[tuple[int, ...]] = []
+    for is_take, arg in script:
+        if is_take and arg <= len(fb):
+            ids = fb.take(arg)
+            assert len(ids) == arg and list(ids) == sorted(set(ids))
+            plan = fb.copy()
+            owned.append(ids)
+            assert len(plan) == len(fb)
+        elif owned:
+            fb.give(owned.pop(arg % len(owned)))
+        every = sorted([*fb, *(b for ids in owned for b in ids)])
+        assert every == list(range(n))
+        assert sum(b - a for a, b in fb.extents()) == len(fb)
+        # extents are maximal: no two touch
+        ext = fb.extents()
+        assert all(ext[i][1] < ext[i + 1][0] for i in range(len(ext) - 1))
+
+
+def test_plan_take_predicts_take_without_changing_anything() -> None:
+    fb = FreeBlocks(16)
+    x, y, z = fb.take(4), fb.take(4), fb.take(4)
+    fb.give(y)
+    before = fb.extents()
+    predicted = fb.plan_take(6, x)
+    assert fb.extents() == before
+    fb.give(x)
+    assert fb.take(6) == predicted
+    assert z == (8, 9, 10, 11)
