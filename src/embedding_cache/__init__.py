@@ -12,7 +12,6 @@ from __future__ import annotations
 from .build import BUILD_NAME, CHECKED, FULL_SWEEP
 from .cache import EmbeddingCache
 from .entry import CacheEntry
-from .policies import EVICTION_POLICIES, EvictionPolicy, FifoPolicy, GdsfPolicy, S3FifoPolicy
 from .errors import (
     AlreadyReadyError,
     CacheError,
@@ -25,6 +24,7 @@ from .errors import (
     NotReadyError,
     UnknownKeyError,
 )
+from .policies import EVICTION_POLICIES, EvictionPolicy, FifoPolicy, GdsfPolicy, S3FifoPolicy
 
 __all__ = [
     "BUILD_NAME",

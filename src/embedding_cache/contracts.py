@@ -36,6 +36,7 @@ from .entry import NOT_READY, CacheEntry
 from .snapshots import (
     AllocPlan,
     Snapshot,
+    as_count,
     canonical_ids,
     free_top_is,
     plan_alloc,
@@ -218,9 +219,12 @@ def alloc_conserves_blocks(
     OLD: Old, s: CacheState, key: str, n_blocks: int, result: CacheEntry | None
 ) -> bool:
     """n canonical ids left the free stack, the victims' blocks joined it, one entry came."""
-    return result is None or (
-        canonical_ids(result.block_ids, n_blocks, s.num_blocks)
-        and len(s.free) == OLD.pre.free_len + OLD.plan.victim_blocks - n_blocks
+    if result is None:
+        return True
+    n = as_count(n_blocks)  # n_blocks may be any __index__ object; the call accepted it
+    return n is not None and (
+        canonical_ids(result.block_ids, n, s.num_blocks)
+        and len(s.free) == OLD.pre.free_len + OLD.plan.victim_blocks - n
         and len(s.entries) == OLD.pre.entries_len - len(OLD.plan.victims.victims) + 1
         and s.entries.get(key) is result
     )
@@ -422,7 +426,10 @@ def discard_frees_blocks(OLD: Old, s: CacheState, key: str) -> bool:
 
 def discard_leaves_evictable(OLD: Old, s: CacheState) -> bool:
     """A not-ready entry was never evictable, so the evictable set and its count are unchanged."""
-    return s.hooks.evictable_count() == OLD.pre.evictable_len and s.evictable_blocks == OLD.pre.evictable
+    return (
+        s.hooks.evictable_count() == OLD.pre.evictable_len
+        and s.evictable_blocks == OLD.pre.evictable
+    )
 
 
 discard_contract = _contract(

@@ -22,7 +22,7 @@ def type_ok(s: CacheState) -> str | None:
     if type(s.evictable_blocks) is not int or s.evictable_blocks < 0:
         return f"evictable_blocks is {s.evictable_blocks!r}"
     for key, entry in s.entries.items():
-        if type(key) is not str:
+        if not isinstance(key, str):  # a str subclass (e.g. numpy.str_) is a str
             return f"key {key!r} is not a str"
         if type(entry._pin_count) is not int or entry._pin_count < -1:
             return f"entry {key!r} has pin count {entry._pin_count!r}"

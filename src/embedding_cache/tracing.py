@@ -1,10 +1,15 @@
 """Opt-in operation traces: TracedEmbeddingCache records every call under the lock.
 
 ``EmbeddingCache`` itself carries no tracing code, so tracing costs nothing
-when it is off; construct a ``TracedEmbeddingCache`` to record. Each step is
-appended while the lock is held, so the steps of concurrent callers appear in
-the order their operations took effect (a linearization). A trace is what
-trace validation replays through TLC (``embedding_cache.verify``).
+when it is off; construct a ``TracedEmbeddingCache`` (with any eviction
+policy) to record. It hooks into the cache's one path into the transitions:
+its transition table (``EmbeddingCache._ops``) holds recording wrappers, which
+the cache's own methods call with the cache's own lock held. So the steps of
+concurrent callers are appended in the order their operations took effect (a
+linearization), and no method is re-implemented. A step records the abstract
+state after it, the policy's variables included (``abstraction.abstract_state``).
+A trace is what trace validation replays through TLC
+(``embedding_cache.verify.traces``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from . import transitions
 from .abstraction import AbstractState, abstract_state
 from .cache import EmbeddingCache
 from .entry import CacheEntry
+from .policies import PolicySpec, make_policy
 from .state import CacheState
 
 
@@ -28,7 +34,7 @@ class TraceStep(NamedTuple):
     n_blocks: int | None  # alloc only
     result: str  # "ok", "none", "entry", "not-ready-entry", or the error's class name
     block_ids: tuple[int, ...] | None  # alloc's new entry's blocks
-    post: AbstractState  # the abstract state right after the operation
+    post: AbstractState  # the abstract state right after the operation (policy included)
     thread: str  # name of the calling thread
 
 
@@ -36,76 +42,70 @@ class TracedEmbeddingCache(EmbeddingCache):
     """An EmbeddingCache that records a TraceStep for every state-changing call.
 
     Queries (``get``, ``has_held_entries``) change nothing and are not recorded.
-    Recording costs O(entries) per call (it snapshots the abstract state).
+    Recording costs O(entries + the policy's ``abstract``) per call (it
+    snapshots the abstract state).
     """
 
-    __slots__ = ("_operations", "trace")
+    __slots__ = ("_eviction", "trace")
 
     def __init__(
-        self, num_blocks: int, operations: Mapping[str, Callable[..., Any]] | None = None
+        self,
+        num_blocks: int,
+        eviction: PolicySpec = "fifo",
+        *,
+        operations: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
-        """``operations`` replaces the transitions by name (for planted-bug checks only)."""
-        super().__init__(num_blocks)
-        self._operations = dict(transitions.OPERATIONS if operations is None else operations)
+        """``eviction`` as for ``EmbeddingCache``; ``operations`` replaces the transitions
+        by name (for planted-bug checks only)."""
+        super().__init__(num_blocks, eviction)
+        self._eviction = eviction
         #: The steps so far, in the order they took effect.
         self.trace: list[TraceStep] = []
+        chosen = dict(transitions.OPERATIONS)
+        chosen.update(operations or {})
+        self._ops = transitions.Transitions(
+            {name: self._recording(name, func) for name, func in chosen.items()}
+        )
 
-    def _record(self, op: str, key: str, n_blocks: int | None = None) -> object:
-        """Run operation ``op`` on the state under the lock and record the step."""
-        call = self._operations[op]
-        with self._lock:
+    def _recording(self, op: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        """``call`` (the transition ``op``), recording each call's step; the cache's
+        method calls it with the lock held. O(1) + recording."""
+
+        def record(s: CacheState, key: str, n_blocks: int | None = None) -> object:
             try:
-                if op == "alloc":
-                    value = call(self._state, key, n_blocks)
-                else:
-                    value = call(self._state, key)
+                value = call(s, key) if op != "alloc" else call(s, key, n_blocks)
             except Exception as exc:
-                self._append(op, key, n_blocks, type(exc).__name__, None)
+                self._append(s, op, key, n_blocks, type(exc).__name__, None)
                 raise
             if isinstance(value, CacheEntry):
                 kind = "entry" if value.ready else "not-ready-entry"
                 ids = value.block_ids if op == "alloc" else None
             else:
                 kind, ids = ("none" if op in ("alloc", "pin_if_ready") else "ok"), None
-            self._append(op, key, n_blocks, kind, ids)
+            self._append(s, op, key, n_blocks, kind, ids)
             return value
 
+        record.__name__ = record.__qualname__ = f"traced_{op}"
+        return record
+
     def _append(
-        self, op: str, key: str, n_blocks: int | None, result: str, ids: tuple[int, ...] | None
+        self,
+        s: CacheState,
+        op: str,
+        key: str,
+        n_blocks: int | None,
+        result: str,
+        ids: tuple[int, ...] | None,
     ) -> None:
         name = threading.current_thread().name
-        post = abstract_state(self._state)
-        self.trace.append(TraceStep(op, key, n_blocks, result, ids, post, name))
+        self.trace.append(TraceStep(op, key, n_blocks, result, ids, abstract_state(s), name))
 
-    def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
-        """``EmbeddingCache.alloc``, recorded."""
-        return _entry_or_none(self._record("alloc", key, n_blocks))
-
-    def mark_ready(self, key: str) -> None:
-        """``EmbeddingCache.mark_ready``, recorded."""
-        self._record("mark_ready", key)
-
-    def pin(self, key: str) -> None:
-        """``EmbeddingCache.pin``, recorded."""
-        self._record("pin", key)
-
-    def pin_if_ready(self, key: str) -> CacheEntry | None:
-        """``EmbeddingCache.pin_if_ready``, recorded."""
-        return _entry_or_none(self._record("pin_if_ready", key))
-
-    def unpin(self, key: str) -> None:
-        """``EmbeddingCache.unpin``, recorded."""
-        self._record("unpin", key)
-
-    def discard(self, key: str) -> None:
-        """``EmbeddingCache.discard``, recorded."""
-        self._record("discard", key)
+    @property
+    def eviction_spec(self) -> PolicySpec:
+        """What the cache was built with (``eviction=``): a policy name or a factory. O(1)."""
+        return self._eviction
 
     def initial_state(self) -> AbstractState:
-        """The abstract state of an empty cache of this size (the trace's start)."""
-        return abstract_state(CacheState(self.num_blocks))
-
-
-def _entry_or_none(value: object) -> CacheEntry | None:
-    """What alloc and pin_if_ready return, typed (a planted body may return anything)."""
-    return value if isinstance(value, CacheEntry) else None
+        """The abstract state of an empty cache of this size and policy (the trace's start)."""
+        n = self.num_blocks
+        return abstract_state(CacheState(n, make_policy(self._eviction, n)))

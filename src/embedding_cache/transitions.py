@@ -85,10 +85,9 @@ def get(s: CacheState, key: str) -> CacheEntry | None:
     Raises:
         TypeError: ``key`` is not a str.
     """
-    entry = s.entries.get(key)
-    if entry is None and not isinstance(key, str):
-        raise _bad_key(key, "get")
-    return entry
+    if type(key) is not str and not isinstance(key, str):
+        raise _bad_key(key, "get")  # before the lookup: a foreign key may equal a live one
+    return s.entries.get(key)
 
 
 def has_held_entries(s: CacheState) -> bool:
@@ -183,10 +182,12 @@ def mark_ready(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         AlreadyReadyError: the entry is already ready or pinned (an AssertionError).
     """
+    if type(key) is not str and not isinstance(key, str):
+        raise _bad_key(key, "mark_ready")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "mark_ready") from None
+    except KeyError:
+        raise UnknownKeyError(key, "mark_ready") from None
     if entry._pin_count != NOT_READY:
         raise AlreadyReadyError(key, entry.state_name())
     entry._pin_count = 0
@@ -204,10 +205,12 @@ def pin(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         NotReadyError: the entry is not ready (an AssertionError).
     """
+    if type(key) is not str and not isinstance(key, str):
+        raise _bad_key(key, "pin")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "pin") from None
+    except KeyError:
+        raise UnknownKeyError(key, "pin") from None
     if entry._pin_count < 0:
         raise NotReadyError(key, entry.state_name())
     _pin_step(s, key, entry)
@@ -223,10 +226,10 @@ def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
     Raises:
         TypeError: ``key`` is not a str.
     """
+    if type(key) is not str and not isinstance(key, str):
+        raise _bad_key(key, "pin_if_ready")  # before the lookup, as in get
     entry = s.entries.get(key)
     if entry is None:
-        if not isinstance(key, str):
-            raise _bad_key(key, "pin_if_ready")
         return None
     if entry._pin_count >= 0:
         _pin_step(s, key, entry)
@@ -259,10 +262,12 @@ def unpin(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         NotPinnedError: the entry holds no pin (an AssertionError).
     """
+    if type(key) is not str and not isinstance(key, str):
+        raise _bad_key(key, "unpin")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "unpin") from None
+    except KeyError:
+        raise UnknownKeyError(key, "unpin") from None
     count = entry._pin_count
     if count <= 0:
         raise NotPinnedError(key, entry.state_name())
@@ -286,10 +291,12 @@ def discard(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         DiscardHeldError: the entry is ready or pinned (an AssertionError).
     """
+    if type(key) is not str and not isinstance(key, str):
+        raise _bad_key(key, "discard")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "discard") from None
+    except KeyError:
+        raise UnknownKeyError(key, "discard") from None
     if entry._pin_count != NOT_READY:
         raise DiscardHeldError(key, entry.state_name())
     del s.entries[key]

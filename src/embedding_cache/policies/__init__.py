@@ -37,18 +37,18 @@ def make_policy(eviction: object, num_blocks: int) -> EvictionPolicy:
         cls = EVICTION_POLICIES.get(eviction)
         if cls is None:
             valid = ", ".join(repr(n) for n in EVICTION_POLICIES)
-            raise ValueError(f"EmbeddingCache: unknown eviction policy {eviction!r}; valid: {valid}")
+            raise ValueError(
+                f"EmbeddingCache: unknown eviction policy {eviction!r}; valid: {valid}"
+            )
         return cls(num_blocks)
     if callable(eviction):
         policy: Any = eviction(num_blocks)
         if isinstance(policy, EvictionPolicy):
             return policy
-        raise TypeError(
-            f"EmbeddingCache: eviction factory returned {type(policy).__name__}, not an EvictionPolicy"
-        )
-    raise TypeError(
-        f"EmbeddingCache: eviction must be a policy name or a factory, not {type(eviction).__name__}"
-    )
+        got = type(policy).__name__
+        raise TypeError(f"EmbeddingCache: eviction factory returned {got}, not an EvictionPolicy")
+    kind = type(eviction).__name__
+    raise TypeError(f"EmbeddingCache: eviction must be a policy name or a factory, not {kind}")
 
 
 __all__ = [

@@ -77,7 +77,7 @@ class EvictionPolicy(ABC):
 
     __slots__ = ()
 
-    def __init__(self, num_blocks: int = 0) -> None:
+    def __init__(self, num_blocks: int = 0) -> None:  # noqa: B027 - nothing to set up here
         """A policy for a pool of ``num_blocks`` blocks, holding nothing evictable."""
 
     # ------------------------------------------------------------ events

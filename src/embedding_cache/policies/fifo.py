@@ -111,7 +111,8 @@ class FifoPolicy(EvictionPolicy):
             return f"EvictableSetInv: queue has extra {extra}, lacks {missing}"
         for key, size in self.queue.items():
             if size != evictable[key]:
-                return f"EvictableSetInv: queue records {size} blocks for {key!r}, entry holds {evictable[key]}"
+                held = evictable[key]
+                return f"EvictableSetInv: queue says {size} blocks for {key!r}, entry holds {held}"
         return None
 
     def clone(self) -> FifoPolicy:

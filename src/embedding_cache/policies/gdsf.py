@@ -40,7 +40,9 @@ class GdsfPolicy(EvictionPolicy):
 
     __slots__ = ("_heap", "_seq", "clock", "freq", "max_freq", "members", "scale")
 
-    def __init__(self, num_blocks: int = 0, *, scale: int = 1 << 32, max_freq: int = 1 << 16) -> None:
+    def __init__(
+        self, num_blocks: int = 0, *, scale: int = 1 << 32, max_freq: int = 1 << 16
+    ) -> None:
         if scale < 1 or max_freq < 1:
             raise ValueError(f"gdsf: scale and max_freq must be >= 1, got {scale}, {max_freq}")
         self.scale = scale
@@ -167,7 +169,8 @@ class GdsfPolicy(EvictionPolicy):
             missing = sorted(evictable.keys() - self.members.keys())
             return f"EvictableSetInv: members have extra {extra}, lack {missing}"
         if self.freq.keys() != ready_sizes.keys():
-            return f"GdsfFreqInv: use counts kept for {sorted(self.freq)}, ready keys {sorted(ready_sizes)}"
+            kept, ready = sorted(self.freq), sorted(ready_sizes)
+            return f"GdsfFreqInv: use counts kept for {kept}, ready keys {ready}"
         for key, count in self.freq.items():
             if not 1 <= count <= self.max_freq:
                 return f"GdsfFreqInv: {key!r} has use count {count}, outside 1..{self.max_freq}"

@@ -1,0 +1,765 @@
+"""The misuse matrix of spec/MISUSE.md: read from that file and checked cell by cell.
+
+``spec/MISUSE.md`` holds one table cell per (method, argument kinds, lifecycle
+state of the key) with the outcome SPEC.md requires: an error (exact class,
+family, message, attributes, and nothing changed) or a result (and the key's
+state afterwards). This module parses those tables at import, so the spec
+file and the test cannot drift, and runs:
+
+* ``test_cell``: every cell for every policy case (``POLICY_CASES``), in the
+  build of this process;
+* ``test_matrix_in_build``: this module again in child processes for the
+  other builds (checked, full, default under ``python -O``), asserting each
+  child ran every cell and failed none (a child never starts children);
+* ``test_the_table_covers_*``: the tables cover every public method, every
+  state, every argument kind the matrix promises, once each;
+* ``test_planted_*``: each check of ``check_cell`` catches a planted bug
+  (a transition swapped in through the cache's ``Transitions`` table).
+
+Cost: one cell builds a 6-block cache and makes a handful of O(1) calls, so
+the whole matrix is O(cells x policies).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cache_observe import POLICY_CASES, observe
+
+import embedding_cache
+from embedding_cache import (
+    EVICTION_POLICIES,
+    CacheEntry,
+    EmbeddingCache,
+    LifecycleError,
+    UnknownKeyError,
+    transitions,
+)
+from embedding_cache.policies import PolicySpec
+from embedding_cache.state import CacheState
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+SPEC = ROOT / "spec" / "MISUSE.md"
+
+#: Set in every child process, so the build matrix does not recurse.
+CHILD_FLAG = "EMBEDDING_CACHE_MISUSE_CHILD"
+#: The build a child was asked for (``BUILD_NAME``, then ``-O`` if optimized).
+EXPECT_FLAG = "EMBEDDING_CACHE_MISUSE_EXPECT"
+
+#: Every build the matrix runs in, by the name ``_this_build`` gives it:
+#: name -> (python flags, EMBEDDING_CACHE_CHECKED).
+BUILDS: dict[str, tuple[list[str], str]] = {
+    "default": ([], ""),
+    "checked": ([], "1"),
+    "full": ([], "full"),
+    "default -O": (["-O"], ""),
+}
+
+
+def _this_build() -> str:
+    """This process's build: ``BUILD_NAME``, plus " -O" under ``python -O``."""
+    return embedding_cache.BUILD_NAME + (" -O" if sys.flags.optimize else "")
+
+
+STATES = ("absent", "not-ready", "ready", "pinned(1)", "pinned(2)")
+#: The well-formed key whose state the columns name.
+KEY = "k"
+
+
+# --------------------------------------------------------------------------
+# The names the tables' expressions may use (spec/MISUSE.md section 1).
+
+
+class StrSub(str):
+    """A subclass of str (like ``numpy.str_``): a well-formed key."""
+
+    __slots__ = ()
+
+
+class StrLike:
+    """Not a str, but hashes and compares equal to one."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StrLike):
+            return self.value == other.value
+        return other == self.value
+
+    def __repr__(self) -> str:
+        return f"StrLike({self.value!r})"
+
+
+class Index:
+    """Not an int, but has ``__index__`` (like a numpy integer): a well-formed count."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"Index({self.value})"
+
+
+# --------------------------------------------------------------------------
+# Parsing spec/MISUSE.md.
+
+
+def _tables(text: str) -> dict[str, list[list[str]]]:
+    """Each ``<!-- misuse:NAME -->`` marker's table: its body rows, cells stripped of backticks."""
+    tables: dict[str, list[list[str]]] = {}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        marker = re.fullmatch(r"<!-- misuse:([a-z-]+) -->", line.strip())
+        if marker is None:
+            continue
+        rows: list[list[str]] = []
+        for row in lines[i + 1 :]:
+            if not row.startswith("|"):
+                if rows or row.strip():
+                    break
+                continue
+            cells = [c.strip().replace("`", "") for c in row.strip().strip("|").split("|")]
+            rows.append(cells)
+        tables[marker.group(1)] = rows[2:] if len(rows) >= 2 else []  # drop header + rule
+    return tables
+
+
+def _names(pool: int) -> dict[str, Any]:
+    return {"__builtins__": {}, "N": pool, "StrSub": StrSub, "StrLike": StrLike, "Index": Index}
+
+
+def _value(expr: str, pool: int) -> Any:
+    """A key or count as the table writes it (a Python expression over ``_names``)."""
+    return eval(expr, _names(pool))
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """One row of the error table: what an error outcome must look like."""
+
+    outcome: str
+    exact: type[BaseException]
+    family: tuple[type[BaseException], ...]
+    message: str
+
+
+@dataclass(frozen=True)
+class Success:
+    """A non-error outcome: the result, and the key's state after (None: nothing changes)."""
+
+    result: str  # "None", "entry", "True" or "False"
+    state_after: str | None
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A row of section 5: cells where the code departs from SPEC.md, in some builds."""
+
+    ident: str
+    builds: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the matrix."""
+
+    method: str
+    key_expr: str | None  # None: the method takes no key
+    count_expr: str | None  # alloc's n_blocks, else None
+    state: str
+    expect: str
+    deviation: Deviation | None  # set when section 5 lists the cell
+
+    def deviates_in(self, build_name: str) -> bool:
+        """True when section 5 lists this cell for ``build_name``: a strict xfail there."""
+        return self.deviation is not None and build_name in self.deviation.builds
+
+    @property
+    def id(self) -> str:
+        args = ", ".join(a for a in (self.key_expr, self.count_expr) if a is not None)
+        return f"{self.method}({args})@{self.state}"
+
+
+_SUCCESS = re.compile(
+    r"(None|entry|True|False)(?:, (unchanged)| → (absent|not-ready|ready|pinned\(\d+\)))"
+)
+
+
+def _class(name: str) -> type[BaseException]:
+    found = getattr(embedding_cache, name, None) or getattr(builtins, name, None)
+    if not (isinstance(found, type) and issubclass(found, BaseException)):
+        raise ValueError(f"spec/MISUSE.md names {name!r}, which is no exception class")
+    return found
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Everything spec/MISUSE.md says, parsed."""
+
+    pool: int
+    fixture: tuple[tuple[str, int, str], ...]  # key, blocks, state ("column" for KEY)
+    errors: dict[str, ErrorSpec]
+    cells: tuple[Cell, ...]
+
+    def outcome(self, cell: Cell) -> ErrorSpec | Success:
+        if cell.expect in self.errors:
+            return self.errors[cell.expect]
+        match = _SUCCESS.fullmatch(cell.expect)
+        if match is None:
+            raise ValueError(f"spec/MISUSE.md: {cell.id}: unknown outcome {cell.expect!r}")
+        return Success(match.group(1), None if match.group(2) else match.group(3))
+
+
+def _split(cell: str) -> list[str]:
+    return [part.strip() for part in cell.split(",") if part.strip()]
+
+
+def _deviations(rows: list[list[str]]) -> dict[tuple[str, str, str | None, str], Deviation]:
+    """(method, key, count or None, state) -> its deviation, for section 5's cells."""
+    found: dict[tuple[str, str, str | None, str], Deviation] = {}
+    for ident, methods, key, counts, states, builds, _what in rows:
+        chosen = set(BUILDS) if builds == "all" else set(_split(builds))
+        assert chosen <= set(BUILDS), f"spec/MISUSE.md {ident}: unknown builds {chosen}"
+        deviation = Deviation(ident, frozenset(chosen))
+        for method in _split(methods):
+            chosen_counts: list[str | None] = [*_split(counts)] or [None]
+            for count in chosen_counts:
+                for state in _split(states):
+                    assert (method, key, count, state) not in found, f"{ident}: listed twice"
+                    found[method, key, count, state] = deviation
+    return found
+
+
+def load(path: Path = SPEC) -> Matrix:
+    """Parse spec/MISUSE.md. O(size of the file)."""
+    text = path.read_text(encoding="utf-8")
+    tables = _tables(text)
+    pool_line = text.split("<!-- misuse:pool -->", 1)[1]
+    pool_match = re.search(r"`N = (\d+)`", pool_line)
+    assert pool_match is not None, "spec/MISUSE.md: no `N = ...` after the pool marker"
+    pool = int(pool_match.group(1))
+    fixture = tuple(
+        (_value(key, pool), int(blocks), state if state in STATES else "column")
+        for key, blocks, state in tables["fixture"]
+    )
+    errors = {}
+    for outcome, exact, family, message in tables["errors"]:
+        errors[outcome] = ErrorSpec(
+            outcome,
+            _class(exact),
+            tuple(_class(f.strip()) for f in family.split(",") if f.strip()),
+            message,
+        )
+    deviations = _deviations(tables["deviations"])
+    cells: list[Cell] = []
+
+    def add(method: str, key: str | None, count: str | None, outcomes: list[str]) -> None:
+        assert len(outcomes) == len(STATES), f"spec/MISUSE.md: {method} {key}: need 5 columns"
+        for state, expect in zip(STATES, outcomes, strict=True):
+            dev = deviations.pop((method, key, count, state), None) if key else None
+            cells.append(Cell(method, key, count, state, expect, dev))
+
+    for method, key, _kind, *outcomes in tables["keyed"]:
+        add(method, key, None, outcomes)
+    for key, count, _kind, *outcomes in tables["alloc"]:
+        add("alloc", key, count, outcomes)
+    for method, *outcomes in tables["no-argument"]:
+        add(method, None, None, outcomes)
+    assert not deviations, f"spec/MISUSE.md section 5 lists cells the matrix lacks: {deviations}"
+    matrix = Matrix(pool, fixture, errors, tuple(cells))
+    for cell in cells:
+        matrix.outcome(cell)  # every outcome parses
+    return matrix
+
+
+MATRIX = load()
+
+
+# --------------------------------------------------------------------------
+# Running one cell.
+
+
+class MismatchError(AssertionError):
+    """A cell's outcome differs from spec/MISUSE.md; ``check`` names the failed check."""
+
+    def __init__(self, cell: Cell, check: str, detail: str) -> None:
+        self.check = check
+        super().__init__(f"{cell.id}: expected {cell.expect!r}; {check}: {detail}")
+
+
+def build(eviction: PolicySpec, state: str, matrix: Matrix = MATRIX) -> EmbeddingCache:
+    """The cell's cache: the fixture of spec/MISUSE.md with KEY in ``state``. O(N)."""
+    cache = EmbeddingCache(matrix.pool, eviction=eviction)
+    for key, blocks, fixed in matrix.fixture:
+        target = state if fixed == "column" else fixed
+        if target == "absent":
+            continue
+        assert cache.alloc(key, blocks) is not None, f"setup: alloc({key!r}) did not fit"
+        if target != "not-ready":
+            cache.mark_ready(key)
+        pins = re.fullmatch(r"pinned\((\d+)\)", target)
+        for _ in range(int(pins.group(1)) if pins else 0):
+            cache.pin(key)
+    return cache
+
+
+def state_of(cache: EmbeddingCache, key: str) -> str:
+    entry = cache._state.entries.get(key)
+    return "absent" if entry is None else entry.state_name()
+
+
+def _expect(ok: bool, cell: Cell, check: str, detail: str) -> None:
+    if not ok:
+        raise MismatchError(cell, check, detail)
+
+
+def check_error(
+    cell: Cell, spec: ErrorSpec, exc: BaseException | None, key: Any, n: Any, pool: int
+) -> None:
+    """The raised error is the spec's: exact class, family, message, attributes."""
+    _expect(exc is not None, cell, "no error", "the call returned normally")
+    assert exc is not None
+    _expect(type(exc) is spec.exact, cell, "class", f"raised {type(exc).__name__}: {exc}")
+    for base in spec.family:
+        _expect(isinstance(exc, base), cell, "family", f"{type(exc).__name__} is no {base}")
+    message = spec.message.format(
+        key=key,
+        state=cell.state,
+        method=cell.method,
+        key_type=type(key).__name__,
+        n_type=type(n).__name__,
+        n=n,
+        N=pool,
+    )
+    _expect(str(exc) == message, cell, "message", f"{str(exc)!r} != {message!r}")
+    if isinstance(exc, LifecycleError):
+        _expect(exc.key == key and exc.state == cell.state, cell, "attributes", repr(exc.__dict__))
+    if isinstance(exc, UnknownKeyError):
+        ok = exc.key == key and exc.operation == cell.method and exc.args == (key,)
+        _expect(ok, cell, "attributes", f"{exc.__dict__!r}, args={exc.args!r}")
+
+
+def check_cell(cache: EmbeddingCache, cell: Cell, matrix: Matrix = MATRIX) -> None:
+    """Make the cell's call on ``cache`` (built by ``build``) and compare with the spec.
+
+    Raises MismatchError naming the first check that fails. O(N + entries).
+    """
+    spec = matrix.outcome(cell)
+    key = _value(cell.key_expr, matrix.pool) if cell.key_expr is not None else None
+    n = _value(cell.count_expr, matrix.pool) if cell.count_expr is not None else None
+    args = [a for a, expr in ((key, cell.key_expr), (n, cell.count_expr)) if expr is not None]
+    before = observe(cache)
+    entry_before = cache._state.entries.get(KEY)
+    exc: BaseException | None = None
+    result: object = None
+    try:
+        result = getattr(cache, cell.method)(*args)
+    except Exception as raised:
+        exc = raised
+    if isinstance(spec, ErrorSpec):
+        check_error(cell, spec, exc, key, n, matrix.pool)
+        _expect(observe(cache) == before, cell, "state changed", "after the error")
+    else:
+        _expect(exc is None, cell, "raised", f"{type(exc).__name__}: {exc}")
+        check_result(cell, spec, cache, result, entry_before, n)
+        if spec.state_after is None:
+            _expect(observe(cache) == before, cell, "state changed", "after a no-op call")
+        else:
+            after = state_of(cache, KEY)
+            _expect(after == spec.state_after, cell, "state after", f"{KEY!r} is {after}")
+    try:
+        cache.check()
+    except AssertionError as broken:
+        raise MismatchError(cell, "invariants", str(broken)) from None
+
+
+def check_result(
+    cell: Cell,
+    spec: Success,
+    cache: EmbeddingCache,
+    result: object,
+    entry_before: CacheEntry | None,
+    n: Any,
+) -> None:
+    """The result is the one the cell names."""
+    if spec.result == "entry":
+        live = cache._state.entries.get(KEY)
+        detail = f"returned {result!r}, live entry {live!r}, before {entry_before!r}"
+        if not isinstance(result, CacheEntry) or result is not live:
+            raise MismatchError(cell, "result", detail)
+        if cell.method == "alloc":  # a new entry, of n blocks
+            ok = entry_before is None and len(result.block_ids) == operator.index(n)
+        else:  # the entry that was there
+            ok = result is entry_before
+        _expect(ok, cell, "result", detail)
+    else:
+        want = {"None": None, "True": True, "False": False}[spec.result]
+        _expect(result is want, cell, "result", f"returned {result!r}")
+
+
+# --------------------------------------------------------------------------
+# The matrix.
+
+
+def _cell_params() -> Iterator[Any]:
+    for cell in MATRIX.cells:
+        marks = []
+        if cell.deviation is not None and cell.deviates_in(_this_build()):
+            reason = f"spec/MISUSE.md section 5, deviation {cell.deviation.ident}"
+            marks.append(pytest.mark.xfail(raises=MismatchError, strict=True, reason=reason))
+        yield pytest.param(cell, marks=marks, id=cell.id)
+
+
+@pytest.mark.parametrize("cell", list(_cell_params()))
+def test_cell(cell: Cell) -> None:
+    """One cell of spec/MISUSE.md, for every policy case (one pytest item per cell keeps
+    the run short: pytest's per-item cost is ~10x a cell's). A listed deviation must
+    fail for every policy."""
+    failed: dict[str, MismatchError] = {}
+    for policy, eviction in POLICY_CASES.items():
+        try:
+            check_cell(build(eviction, cell.state), cell)
+        except MismatchError as mismatch:
+            failed[policy] = mismatch
+    if cell.deviation is not None and cell.deviates_in(_this_build()):
+        held = sorted(set(POLICY_CASES) - set(failed))
+        ident = cell.deviation.ident
+        assert not held, f"{cell.id}: deviation {ident} does not occur for {held}"
+    if failed:
+        first = next(iter(failed.values()))
+        raise MismatchError(cell, first.check, f"policies {sorted(failed)}: {first}")
+
+
+# --------------------------------------------------------------------------
+# The table's coverage: what the matrix promises, each once.
+
+KEY_KINDS = {"'k'", "StrSub('k')", "1", "None", "b'k'", "('k',)", "['k']", "StrLike('k')"}
+COUNT_KINDS = {"1", "0", "N - 1", "N", "N + 1", "10**30", "Index(1)", "-1", "True", "False"}
+COUNT_KINDS |= {"1.0", "'1'", "None"}
+
+
+def _public_methods() -> set[str]:
+    return {
+        name
+        for name, value in vars(EmbeddingCache).items()
+        if not name.startswith("_") and callable(value)
+    }
+
+
+def test_the_table_covers_every_public_method_and_state_once() -> None:
+    assert {cell.method for cell in MATRIX.cells} == _public_methods()
+    ids = [cell.id for cell in MATRIX.cells]
+    assert len(ids) == len(set(ids)), "a cell appears twice"
+    by_call: dict[tuple[str, str | None, str | None], set[str]] = {}
+    for cell in MATRIX.cells:
+        by_call.setdefault((cell.method, cell.key_expr, cell.count_expr), set()).add(cell.state)
+    assert all(states == set(STATES) for states in by_call.values())
+
+
+def test_the_table_covers_every_argument_kind() -> None:
+    for method in _public_methods() - {"has_held_entries", "check"}:
+        keys = {c.key_expr for c in MATRIX.cells if c.method == method}
+        assert keys == KEY_KINDS, method
+    for key in KEY_KINDS:
+        counts = {c.count_expr for c in MATRIX.cells if c.method == "alloc" and c.key_expr == key}
+        assert counts == COUNT_KINDS, key
+    assert set(EVICTION_POLICIES) <= set(POLICY_CASES)
+
+
+def test_the_size_section_adds_up() -> None:
+    """Section 6's figures are the parsed table's: cells, policy cases, builds, cases."""
+    text = SPEC.read_text(encoding="utf-8")
+    rows = _tables(text)["size"]
+    figures = {name: int(value.replace(",", "")) for name, value, *_ in rows}
+    assert figures == {
+        "cells": len(MATRIX.cells),
+        "policy cases": len(POLICY_CASES),
+        "builds": len(BUILDS),
+        "cases": len(MATRIX.cells) * len(POLICY_CASES) * len(BUILDS),
+    }
+
+
+def test_the_error_table_matches_the_error_classes() -> None:
+    """Every lifecycle error's message template carries its class's phrase."""
+    for spec in MATRIX.errors.values():
+        if issubclass(spec.exact, LifecycleError):
+            assert f": {spec.exact.phrase} for key " in spec.message, spec.outcome
+            assert set(spec.family) == {LifecycleError, embedding_cache.CacheError, AssertionError}
+
+
+# --------------------------------------------------------------------------
+# The other builds, in child processes.
+
+#: The builds a child runs: all but the one this process is (which test_cell covers).
+OTHER_BUILDS = [name for name in BUILDS if name != _this_build()]
+
+
+def test_build_is_the_one_asked_for() -> None:
+    """In a child: the build it asked for is the one it got (a no-op in the parent)."""
+    expected = os.environ.get(EXPECT_FLAG, _this_build())
+    assert _this_build() == expected
+    assert hasattr(transitions.alloc, "__postconditions__") == embedding_cache.CHECKED
+
+
+@pytest.fixture(scope="module")
+def children() -> Iterator[dict[str, subprocess.Popen[str]]]:
+    """Start one child per other build, side by side."""
+    procs = {}
+    for name in OTHER_BUILDS:
+        flags, checked = BUILDS[name]
+        env = dict(os.environ)
+        env.update({CHILD_FLAG: "1", "EMBEDDING_CACHE_CHECKED": checked, EXPECT_FLAG: name})
+        cmd = [sys.executable, *flags, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        cmd += [f"{__file__}::test_cell", f"{__file__}::test_build_is_the_one_asked_for"]
+        procs[name] = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+    yield procs
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def expected_counts(build_name: str) -> tuple[int, int]:
+    """(passed, xfailed) a child must report: every cell (each for every policy), plus one."""
+    deviating = sum(cell.deviates_in(build_name) for cell in MATRIX.cells)
+    return len(MATRIX.cells) - deviating + 1, deviating
+
+
+@pytest.mark.skipif(os.environ.get(CHILD_FLAG) == "1", reason="inside a misuse-matrix child")
+@pytest.mark.parametrize("build_name", OTHER_BUILDS)
+def test_matrix_in_build(build_name: str, children: dict[str, subprocess.Popen[str]]) -> None:
+    """The child for ``build_name`` ran every cell for every policy, as the parent counts them."""
+    proc = children[build_name]
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, f"{build_name} build failed:\n{out}"
+    summary = out.strip().splitlines()[-1]
+    found = re.findall(r"(\d+) (\w+)", summary.split(" in ")[0])
+    # (pytest warns under -O that plugins' asserts are off; the tests' own are rewritten.)
+    counts = {word: int(num) for num, word in found if not word.startswith("warning")}
+    passed, xfailed = expected_counts(build_name)
+    want = {"passed": passed, **({"xfailed": xfailed} if xfailed else {})}
+    assert counts == want, f"{build_name}: expected {want}, got {summary!r}:\n{out[-3000:]}"
+
+
+# --------------------------------------------------------------------------
+# Each check catches a planted bug.
+
+
+def _planted(eviction: PolicySpec, state: str, **overrides: Callable[..., Any]) -> EmbeddingCache:
+    cache = build(eviction, state)
+    cache._ops = transitions.Transitions(overrides)
+    return cache
+
+
+def _unpin_decrements_first(s: CacheState, key: str) -> None:
+    """Writes before it checks: the pin count drops, then the error is raised."""
+    entry = s.entries[key]
+    state = entry.state_name()
+    entry._pin_count -= 1  # the bug: the check below should come first
+    if entry._pin_count < 0:
+        raise embedding_cache.NotPinnedError(key, state)
+    entry._pin_count += 1
+    transitions.unpin(s, key)
+
+
+def _discard_plain_assert(s: CacheState, key: str) -> None:
+    """The seed's bare assert: right family, wrong class."""
+    entry = s.entries.get(key)
+    if entry is not None and entry._pin_count != -1:
+        raise AssertionError("discard of ready/pinned entry")
+    transitions.discard(s, key)
+
+
+def _mark_ready_wrong_state(s: CacheState, key: str) -> None:
+    """Names a fixed state in its error, whatever the entry's."""
+    entry = s.entries.get(key)
+    if entry is not None and entry._pin_count != -1:
+        raise embedding_cache.AlreadyReadyError(key, "ready")
+    transitions.mark_ready(s, key)
+
+
+def _pin_wrong_attribute(s: CacheState, key: str) -> None:
+    """The right message, but ``.state`` rewritten afterwards."""
+    try:
+        transitions.pin(s, key)
+    except LifecycleError as exc:
+        exc.state = "absent"
+        raise
+
+
+def _alloc_duplicate_first(s: CacheState, key: str, n_blocks: int) -> Any:
+    """Checks duplicate before the count's type (the order of SPEC.md 3 broken)."""
+    entry = s.entries.get(key) if isinstance(key, str) else None
+    if entry is not None:
+        raise embedding_cache.DuplicateAllocError(key, entry.state_name())
+    return transitions.alloc(s, key, n_blocks)
+
+
+def _alloc_fail_fast_first(s: CacheState, key: str, n_blocks: int) -> Any:
+    """Fails fast before checking capacity: None instead of CapacityError."""
+    if type(n_blocks) is int and n_blocks > len(s.free) + s.evictable_blocks:
+        return None
+    return transitions.alloc(s, key, n_blocks)
+
+
+def _pin_if_ready_none_for_not_ready(s: CacheState, key: str) -> Any:
+    """Reports a save in flight as a miss."""
+    entry = transitions.get(s, key)
+    return None if entry is not None and entry._pin_count < 0 else transitions.pin_if_ready(s, key)
+
+
+def _unpin_releases_all(s: CacheState, key: str) -> None:
+    """Drops every pin at once."""
+    entry = s.entries.get(key)
+    while entry is not None and entry._pin_count > 1:
+        entry._pin_count -= 1
+    transitions.unpin(s, key)
+
+
+def _discard_leaks(s: CacheState, key: str) -> None:
+    """Forgets to free the discarded entry's blocks (caught by the invariant sweep)."""
+    entry = s.entries.get(key)
+    transitions.discard(s, key)
+    if entry is not None:
+        for block in entry.block_ids:
+            s.free.remove(block)
+
+
+def _get_counts_a_hit(s: CacheState, key: str) -> Any:
+    """A lookup that counts as a use (SPEC.md 4.7: get refreshes nothing)."""
+    entry = transitions.get(s, key)
+    if entry is not None and s.on_hit is not None:
+        s.on_hit(key)
+    return entry
+
+
+def _get_swallows_bad_keys(s: CacheState, key: str) -> Any:
+    """Treats a key of the wrong type as a miss."""
+    try:
+        return transitions.get(s, key)
+    except TypeError:
+        return None
+
+
+def _pin_if_ready_raises_not_ready(s: CacheState, key: str) -> Any:
+    """Raises like ``pin`` for a save in flight, instead of returning the entry."""
+    entry = transitions.get(s, key)
+    if entry is not None and entry._pin_count < 0:
+        raise embedding_cache.NotReadyError(key, entry.state_name())
+    return transitions.pin_if_ready(s, key)
+
+
+#: name -> (policy, transition overrides, the check that must catch it)
+PLANTED: dict[str, tuple[str, dict[str, Callable[..., Any]], str]] = {
+    "unpin changes state before raising": (
+        "fifo",
+        {"unpin": _unpin_decrements_first},
+        "state changed",
+    ),
+    "discard raises a bare AssertionError": ("fifo", {"discard": _discard_plain_assert}, "class"),
+    "mark_ready names the wrong state": (
+        "fifo",
+        {"mark_ready": _mark_ready_wrong_state},
+        "message",
+    ),
+    "pin's error has a wrong .state": ("fifo", {"pin": _pin_wrong_attribute}, "attributes"),
+    "alloc checks duplicate before the count": ("fifo", {"alloc": _alloc_duplicate_first}, "class"),
+    "alloc fails fast before capacity": ("fifo", {"alloc": _alloc_fail_fast_first}, "no error"),
+    "pin_if_ready misses a not-ready entry": (
+        "fifo",
+        {"pin_if_ready": _pin_if_ready_none_for_not_ready},
+        "result",
+    ),
+    "unpin releases every pin": ("fifo", {"unpin": _unpin_releases_all}, "state after"),
+    "discard leaks blocks": ("fifo", {"discard": _discard_leaks}, "invariants"),
+    "get counts a hit": ("gdsf", {"get": _get_counts_a_hit}, "state changed"),
+    "get swallows a bad key": ("fifo", {"get": _get_swallows_bad_keys}, "no error"),
+    "pin_if_ready raises for a not-ready entry": (
+        "fifo",
+        {"pin_if_ready": _pin_if_ready_raises_not_ready},
+        "raised",
+    ),
+}
+
+
+def caught(policy: str, overrides: dict[str, Callable[..., Any]]) -> dict[str, set[str]]:
+    """check -> ids of the cells (of the overridden methods) it flags on the planted cache."""
+    flagged: dict[str, set[str]] = {}
+    for cell in MATRIX.cells:
+        if cell.method not in overrides or cell.deviation is not None:  # (all builds)
+            continue
+        try:
+            check_cell(_planted(POLICY_CASES[policy], cell.state, **overrides), cell)
+        except MismatchError as mismatch:
+            flagged.setdefault(mismatch.check, set()).add(cell.id)
+    return flagged
+
+
+@pytest.mark.parametrize("bug", list(PLANTED))
+def test_planted_bug_is_caught(bug: str) -> None:
+    policy, overrides, check = PLANTED[bug]
+    flagged = caught(policy, overrides)
+    assert check in flagged, f"{bug}: not caught by {check!r}; flagged {flagged}"
+
+
+def test_planted_family_check() -> None:
+    """The family check flags a class that lost a base (errors.py edited), the message check
+    a reworded message: both on a hand-made error, since the real classes pass."""
+    cell = next(c for c in MATRIX.cells if c.method == "unpin" and c.state == "ready")
+    spec = MATRIX.errors["NotPinnedError"]
+    impostor = type("NotPinnedError", (embedding_cache.CacheError,), {})
+    lost_base = ErrorSpec(spec.outcome, impostor, spec.family, spec.message)
+    with pytest.raises(MismatchError) as info:
+        check_error(cell, lost_base, impostor("x"), KEY, None, MATRIX.pool)
+    assert info.value.check == "family"
+    exc = embedding_cache.NotPinnedError(KEY, "ready", "extra detail")
+    with pytest.raises(MismatchError) as info:
+        check_error(cell, spec, exc, KEY, None, MATRIX.pool)
+    assert info.value.check == "message"
+
+
+def test_a_wrong_table_cell_fails(tmp_path: Path) -> None:
+    """The spec file drives the test: a copy with one cell edited parses, and that cell
+    then fails (a wrong outcome, a wrong state after, a wrong error), others still pass."""
+    text = SPEC.read_text(encoding="utf-8")
+    pin_row = "| `pin` | `'k'` | str | UnknownKeyError | NotReadyError | None → pinned(1) |"
+    alloc_row = "| `'k'` | `N` | pool size: fails fast here | None, unchanged |"
+    get_row = "| `get` | `['k']` | list (unhashable) | TypeError(key) |"
+    for row, edited, cell_id in (
+        (pin_row, pin_row.replace("None → pinned(1)", "None → ready"), "pin('k')@ready"),
+        (alloc_row, alloc_row.replace("None, unchanged", "CapacityError"), "alloc('k', N)@absent"),
+        (get_row, get_row.replace("TypeError(key)", "UnknownKeyError"), "get(['k'])@absent"),
+    ):
+        assert text.count(row) == 1, row
+        copy = tmp_path / "MISUSE.md"
+        copy.write_text(text.replace(row, edited), encoding="utf-8")
+        matrix = load(copy)
+        cells = {cell.id: cell for cell in matrix.cells}
+        with pytest.raises(MismatchError):
+            check_cell(build("fifo", cells[cell_id].state, matrix), cells[cell_id], matrix)
+        other = cells["pin('k')@pinned(1)"]
+        check_cell(build("fifo", other.state, matrix), other, matrix)
