@@ -15,6 +15,7 @@ from embedding_cache import CacheError, EmbeddingCache
 from embedding_cache.bench import report, runner, workload
 from embedding_cache.cli import main
 from embedding_cache.entry import CacheEntry
+from embedding_cache.policies import FifoPolicy
 
 
 def test_record_is_deterministic() -> None:
@@ -102,8 +103,10 @@ class _EvictsNewestFirst(EmbeddingCache):
 
     def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
         state = self._state
-        while len(state.free) < n_blocks and state.queue:
-            victim, _ = state.queue.popitem(last=True)
+        assert isinstance(state.policy, FifoPolicy)  # the bug is planted in fifo's queue
+        queue = state.policy.queue
+        while len(state.free) < n_blocks and queue:
+            victim, _ = queue.popitem(last=True)
             blocks = state.entries.pop(victim).block_ids
             state.evictable_blocks -= len(blocks)
             state.free.extend(blocks)

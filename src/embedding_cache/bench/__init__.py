@@ -3,5 +3,7 @@
 ``workload`` generates and records the operation stream, ``runner`` times it
 in the running build (and starts one child process per build), ``report``
 prints the result, ``command`` wires it into the ``embedding-cache`` CLI.
+``policies`` compares the eviction policies (``bench --policies``: hit ratios
+on token-sized streams, per-op cost) and ``plot`` draws its miss-ratio curve.
 This is a benchmark for users, not a test: nothing here asserts a speed.
 """

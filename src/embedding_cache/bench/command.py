@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from . import report, runner
+from ..build import BUILD_NAME
+from . import plot, policies, report, runner
 
 #: Pool sizes measured by default: small, typical, large.
 DEFAULT_SIZES = "256,4096,65536"
@@ -17,6 +21,8 @@ DEFAULT_OPS = 60_000
 #: measured operations (unless ``--checked-ops`` says otherwise).
 CHECKED_OPS_DIVISOR = 10
 DEFAULT_REPEAT = 5
+#: Where ``--policies`` writes its plot unless ``--plot-dir`` says otherwise.
+DEFAULT_PLOT_DIR = "bench-out"
 
 
 def _builds(text: str) -> list[str]:
@@ -39,6 +45,10 @@ def _positive(text: str) -> int:
     return value
 
 
+def _sizes_text(sizes: tuple[int, ...]) -> str:
+    return ",".join(map(str, sizes))
+
+
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``bench`` with the ``embedding-cache`` command's subparsers."""
     parser = subparsers.add_parser(
@@ -49,7 +59,23 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "fail a few steps later, loads that pin and release, remote pin_if_ready reads) "
             "on each build and pool size, after a warm-up to steady state, and print "
             "per-operation cost, hit ratio, evictions and alloc failures. Each build runs "
-            "in its own child process. A benchmark, not a test."
+            "in its own child process. A benchmark, not a test. "
+            "With --policies: compare the eviction policies instead (see below)."
+        ),
+        epilog=(
+            "--policies: every eviction policy (embedding_cache.EVICTION_POLICIES) on two "
+            "token-sized streams: 'reuse' (Zipf 0.9 over 20,000 items of 64-4,096 blocks, "
+            "log-uniform; each request pin_if_ready, a miss allocs and marks ready) and "
+            "'scan' (the same with 30% one-time items). Reports request and block hit "
+            "ratios per policy at each --pools size and on the miss-ratio curve's pools "
+            "(--curve-pools; drawn into --plot-dir as PNG and SVG if matplotlib is "
+            "installed), and per-op cost (policies timed alternating in this process) on "
+            "both streams and on the realistic mix at each --sizes size with --ops ops. "
+            f"Defaults: {policies.DEFAULT_WARMUP:,} warm-up + {policies.DEFAULT_REQUESTS:,} "
+            f"counted requests per simulation, {len(policies.DEFAULT_CURVE_POOLS)} curve "
+            f"pools plus the table pools, {policies.DEFAULT_REPEAT} timing rounds: about "
+            "2-3 minutes on 2 cores (the simulations use --jobs processes; the timing runs "
+            "after them, alone). --builds does not apply."
         ),
     )
     parser.add_argument(
@@ -76,8 +102,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--repeat",
         type=_positive,
-        default=DEFAULT_REPEAT,
-        help=f"timed replays per pool size; the median is reported (default {DEFAULT_REPEAT})",
+        default=None,
+        help=(
+            "timed replays per pool size; the median is reported (default "
+            f"{DEFAULT_REPEAT}; with --policies, rounds per policy, default "
+            f"{policies.DEFAULT_REPEAT})"
+        ),
     )
     parser.add_argument(
         "--builds",
@@ -87,11 +117,139 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument("--seed", type=int, default=0, help="workload seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    group = parser.add_argument_group("eviction policies (--policies)")
+    group.add_argument(
+        "--policies",
+        action="store_true",
+        help="compare the eviction policies' hit ratios and per-op cost instead of the builds",
+    )
+    group.add_argument(
+        "--pools",
+        type=runner.parse_sizes,
+        default=list(policies.DEFAULT_POOLS),
+        help=(
+            "comma-separated pool sizes in blocks for the table and the timing "
+            f"(default {_sizes_text(policies.DEFAULT_POOLS)})"
+        ),
+    )
+    group.add_argument(
+        "--curve-pools",
+        type=runner.parse_sizes,
+        default=list(policies.DEFAULT_CURVE_POOLS),
+        help=(
+            "comma-separated pool sizes of the miss-ratio curve, besides --pools (default "
+            f"{len(policies.DEFAULT_CURVE_POOLS)} sizes log-spaced from "
+            f"{policies.DEFAULT_CURVE_POOLS[0]:,} to {policies.DEFAULT_CURVE_POOLS[-1]:,})"
+        ),
+    )
+    group.add_argument(
+        "--requests",
+        type=_positive,
+        default=policies.DEFAULT_REQUESTS,
+        help=(
+            "counted requests per simulation, after the warm-up "
+            f"(default {policies.DEFAULT_REQUESTS:,})"
+        ),
+    )
+    group.add_argument(
+        "--warmup",
+        type=_non_negative,
+        default=policies.DEFAULT_WARMUP,
+        help=f"warm-up requests, not counted (default {policies.DEFAULT_WARMUP:,})",
+    )
+    group.add_argument(
+        "--cost-requests",
+        type=_positive,
+        default=policies.DEFAULT_COST_REQUESTS,
+        help=(
+            "requests of each stream timed per policy and pool "
+            f"(default {policies.DEFAULT_COST_REQUESTS:,})"
+        ),
+    )
+    group.add_argument(
+        "--cost-warmup",
+        type=_non_negative,
+        default=policies.DEFAULT_COST_WARMUP,
+        help=f"untimed requests before the timed ones (default {policies.DEFAULT_COST_WARMUP:,})",
+    )
+    group.add_argument(
+        "--jobs",
+        type=_positive,
+        default=max(1, min(4, os.cpu_count() or 1)),
+        help="worker processes for the simulations (default: the CPU count, at most 4)",
+    )
+    group.add_argument(
+        "--plot-dir",
+        type=Path,
+        default=Path(DEFAULT_PLOT_DIR),
+        help=f"directory for the miss-ratio curve's PNG and SVG (default {DEFAULT_PLOT_DIR}/)",
+    )
     parser.set_defaults(func=run)
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an int >= 0, not {value}")
+    return value
+
+
+def _progress(message: str) -> None:
+    """Progress lines go to stderr, so ``--json`` output stays clean."""
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def run_policies(args: argparse.Namespace) -> int:
+    """``bench --policies``: simulate, time, plot (if matplotlib is there), print."""
+    started = time.perf_counter()
+    section = policies.measure(
+        pools=args.pools,
+        curve_pools=args.curve_pools,
+        requests=args.requests,
+        warmup=args.warmup,
+        cost_requests=args.cost_requests,
+        cost_warmup=args.cost_warmup,
+        mix_sizes=args.sizes,
+        mix_ops=args.ops,
+        repeat=args.repeat or policies.DEFAULT_REPEAT,
+        seed=args.seed,
+        jobs=args.jobs,
+        progress=_progress,
+    )
+    files: list[str] = []
+    skipped = None
+    try:
+        files = [str(path) for path in plot.write_miss_ratio_curve(section, args.plot_dir)]
+    except plot.PlotUnavailableError as exc:
+        skipped = str(exc)
+        print(f"embedding-cache bench: {skipped}", file=sys.stderr)
+    notes = [
+        "hit ratios count the requests after the warm-up; every policy serves the same "
+        "pre-generated stream (the 'stream' fingerprint)",
+        "ns/op: median over rounds of one policy's measured window; vs fifo: median of the "
+        "per-round ratios; same mix: per-call costs weighted by fifo's operation counts "
+        "(a policy that hits more does fewer, costlier allocs, which moves ns/op)",
+        f"{time.perf_counter() - started:.0f} s in all",
+    ]
+    result = {
+        "command": "embedding-cache bench --policies",
+        "build": BUILD_NAME,
+        "policies": section,
+        "plot": {"files": files, "skipped": skipped},
+        "notes": notes,
+    }
+    print(json.dumps(result, indent=1) if args.json else report.render_policies(result))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Run every requested build in a child process and print the combined report."""
+    if args.policies:
+        return run_policies(args)
+    args.repeat = args.repeat or DEFAULT_REPEAT
     checked_ops: int = args.checked_ops or max(1, args.ops // CHECKED_OPS_DIVISOR)
     ops = {build: checked_ops if build == "checked" else args.ops for build in args.builds}
     runs: dict[str, dict[str, Any]] = {}

@@ -183,3 +183,100 @@ def render(report: Mapping[str, Any]) -> str:
         )
     lines += [f"note: {note}" for note in report["notes"]]
     return "\n".join(lines)
+
+
+#: Top-level keys of the ``bench --policies`` JSON report; its "policies" section is
+#: ``policies.measure``'s dict.
+POLICY_REPORT_KEYS = ("command", "build", "policies", "plot", "notes")
+
+
+def _times(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def render_policies(report: Mapping[str, Any]) -> str:
+    """The ``bench --policies`` report as tables: hit ratios, miss-ratio curve, costs, targets."""
+    section = report["policies"]
+    names = section["names"]
+    table_pools = set(section["pools"])
+    first = next(iter(section["workloads"].values()))
+    lines = [
+        f"embedding-cache bench --policies: {report['build']} build, seed {section['seed']}; "
+        f"hit ratios over {first['requests']:,} requests after {first['warmup']:,} warm-up "
+        f"requests, every policy on the same stream; vs fifo = ratio to fifo's",
+        "",
+    ]
+    hit_rows = [
+        [
+            row["workload"],
+            f"{row['num_blocks']:,}",
+            row["policy"],
+            f"{row['request_hit_ratio']:.1%}",
+            _times(row.get("request_hit_vs_fifo")),
+            f"{row['block_hit_ratio']:.1%}",
+            _times(row.get("block_hit_vs_fifo")),
+            f"{row['evictions']:,}",
+            f"{row['alloc_failures']:,}",
+        ]
+        for row in section["hit_ratios"]
+        if row["num_blocks"] in table_pools
+    ]
+    header = ["workload", "blocks", "policy", "request hit", "vs fifo", "block hit", "vs fifo"]
+    lines += _table([*header, "evictions", "alloc fails"], hit_rows)
+    lines += ["", "miss ratio (1 - request hit ratio) by pool size:"]
+    workloads = list(section["workloads"])
+    miss = {
+        (row["workload"], row["policy"], row["num_blocks"]): row["miss_ratio"]
+        for row in section["hit_ratios"]
+    }
+    curve_rows = [
+        [f"{pool:,}"]
+        + [f"{miss[(name, policy, pool)]:.1%}" for name in workloads for policy in names]
+        for pool in section["curve_pools"]
+    ]
+    lines += _table(
+        ["blocks", *(f"{name} {policy}" for name in workloads for policy in names)], curve_rows
+    )
+    cost = section["cost"]
+    lines += [
+        "",
+        f"per-op cost (this thread's CPU time): median of {section['repeat']} round(s), "
+        "the policies alternating; "
+        f"streams: {cost['requests']:,} requests timed after {cost['warmup']:,} warm-up; "
+        f"mix: the small-entry realistic mix, {cost['mix_ops']:,} ops; ns by operation: "
+        "each call timed alone, timer cost subtracted",
+    ]
+    cost_rows = [
+        [
+            row["workload"],
+            f"{row['num_blocks']:,}",
+            row["policy"],
+            f"{row['calls']:,}",
+            f"{row['ns_per_op']:,.0f}",
+            _times(row.get("ns_per_op_ratio")),
+            _times(row.get("same_mix_ratio")),
+        ]
+        + [
+            f"{row['ns_per_call_by_op'][name]:,.0f}" if name in row["ns_per_call_by_op"] else "-"
+            for name in OPERATIONS
+        ]
+        for row in section["costs"]
+    ]
+    header = ["workload", "blocks", "policy", "calls", "ns/op", "vs fifo", "same mix"]
+    lines += _table([*header, *OPERATIONS], cost_rows)
+    if section["targets"]:
+        lines.append("")
+    for check in section["targets"]:
+        verdict = "met" if check["met"] else f"MISSED by {-check['margin']:.2f}x"
+        lines.append(
+            f"target: {check['check']}: {check['policy']} {check['value']:.2f}x "
+            f"({check['target']}): {verdict}"
+        )
+    plot = report["plot"]
+    lines.append("")
+    if plot["files"]:
+        lines.append(f"miss-ratio curve: {', '.join(plot['files'])}")
+    elif plot["skipped"]:
+        lines.append(f"miss-ratio curve: {plot['skipped']}")
+    lines += [f"note: {note}" for note in report["notes"]]
+    return "\n".join(lines)

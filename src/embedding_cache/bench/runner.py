@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..build import BUILD_NAME
@@ -34,14 +34,26 @@ class BenchError(RuntimeError):
     """A child run failed; the message carries the end of its stderr."""
 
 
-def time_script(script: workload.Script) -> float:
+#: A clock in integer nanoseconds (``time.perf_counter_ns`` unless said otherwise).
+Clock = Callable[[], int]
+
+
+def time_script(
+    script: workload.Script,
+    cache_factory: Callable[[int], workload.Cache] = EmbeddingCache,
+    clock: Clock = time.perf_counter_ns,
+) -> float:
     """Replay ``script`` on a fresh cache; nanoseconds per call of the measured window.
+
+    ``cache_factory(num_blocks)`` builds the cache (default: ``EmbeddingCache``);
+    ``clock`` times the window (default: wall time; ``time.thread_time_ns``
+    counts only this thread's CPU time, so a busy machine disturbs it less).
 
     The warm-up prefix runs untimed. The garbage collector is paused during
     the timed loop (as ``timeit`` does) so that a collection triggered by one
     size's garbage is not charged to another's.
     """
-    cache = EmbeddingCache(script.shape.num_blocks)
+    cache = cache_factory(script.shape.num_blocks)
     calls = workload.bind(script.ops, cache)
     for method, args in calls[: script.warmup]:
         method(*args)
@@ -52,19 +64,18 @@ def time_script(script: workload.Script) -> float:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        start = time.perf_counter_ns()
+        start = clock()
         for method, args in window:
             method(*args)
-        elapsed = time.perf_counter_ns() - start
+        elapsed = clock() - start
     finally:
         if was_enabled:
             gc.enable()
     return elapsed / len(window)
 
 
-def _timer_overhead_ns(samples: int = 2001) -> float:
+def _timer_overhead_ns(samples: int = 2001, clock: Clock = time.perf_counter_ns) -> float:
     """Median cost of one ``clock(); call(); clock()`` around a call that does nothing."""
-    clock = time.perf_counter_ns
 
     def noop(*args: object) -> None:
         return None
@@ -77,7 +88,11 @@ def _timer_overhead_ns(samples: int = 2001) -> float:
     return float(statistics.median(costs))
 
 
-def time_by_kind(script: workload.Script) -> dict[str, float]:
+def time_by_kind(
+    script: workload.Script,
+    cache_factory: Callable[[int], workload.Cache] = EmbeddingCache,
+    clock: Clock = time.perf_counter_ns,
+) -> dict[str, float]:
     """Replay ``script``, timing each measured call; mean ns per call of each operation.
 
     Each call is timed on its own, so the timer's cost (measured on a call
@@ -85,13 +100,12 @@ def time_by_kind(script: workload.Script) -> dict[str, float]:
     are for comparing sizes and builds, and the mix's ns/op (``time_script``)
     is the accurate total.
     """
-    cache = EmbeddingCache(script.shape.num_blocks)
+    cache = cache_factory(script.shape.num_blocks)
     calls = workload.bind(script.ops, cache)
     for method, args in calls[: script.warmup]:
         method(*args)
     window = calls[script.warmup :]
     elapsed = [0] * len(window)
-    clock = time.perf_counter_ns
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
@@ -100,7 +114,7 @@ def time_by_kind(script: workload.Script) -> dict[str, float]:
             start = clock()
             method(*args)
             elapsed[i] = clock() - start
-        overhead = _timer_overhead_ns()
+        overhead = _timer_overhead_ns(clock=clock)
     finally:
         if was_enabled:
             gc.enable()

@@ -51,16 +51,19 @@ class GdsfPolicy(EvictionPolicy):
         self.clock = 0
         #: Ready live key -> its use count, 1 .. max_freq.  (TLA+: freq)
         self.freq: dict[str, int] = {}
-        #: Evictable key -> (priority, join sequence number).  (TLA+: prio, order)
-        self.members: dict[str, tuple[int, int]] = {}
+        #: Evictable key -> its live heap item (priority, join sequence number, key).
+        #: (TLA+: prio, order)
+        self.members: dict[str, _Item] = {}
         self._heap: list[_Item] = []
         self._seq = 0
 
     def _join(self, key: str, size: int) -> None:
-        prio = self.clock + self.scale * self.freq[key] // (size if size > 1 else 1)
-        self._seq += 1
-        self.members[key] = (prio, self._seq)
-        heapq.heappush(self._heap, (prio, self._seq, key))
+        seq = self._seq = self._seq + 1
+        item = (self.clock + self.scale * self.freq[key] // (size if size > 1 else 1), seq, key)
+        # The member's value is its heap item itself: evict recognises a live
+        # item by identity, without building a tuple to compare.
+        self.members[key] = item
+        heapq.heappush(self._heap, item)
 
     def ready(self, key: str, size: int) -> None:
         """First use count 1; join with a fresh priority. O(log E)."""
@@ -79,21 +82,23 @@ class GdsfPolicy(EvictionPolicy):
 
     def hold(self, key: str) -> None:
         """Leave the evictable set; the heap item goes stale. O(1) amortized."""
-        del self.members[key]
-        if len(self._heap) > 2 * len(self.members) + 32:
+        members = self.members
+        del members[key]
+        if len(self._heap) > 2 * len(members) + 32:
             # Rebuild without stale items: O(E), at most once per E/2 holds.
-            self._heap = [(p, s, k) for k, (p, s) in self.members.items()]
+            self._heap = list(members.values())
             heapq.heapify(self._heap)
 
     def evict(self) -> str:
         """Pop the lowest (priority, sequence); raise the clock to it. O(log E) amortized."""
         heap, members = self._heap, self.members
         while True:
-            prio, seq, key = heapq.heappop(heap)
-            if members.get(key) == (prio, seq):
+            item = heapq.heappop(heap)
+            key = item[2]
+            if members.get(key) is item:
                 del members[key]
                 del self.freq[key]
-                self.clock = prio
+                self.clock = item[0]
                 return key
 
     def __len__(self) -> int:
@@ -117,7 +122,7 @@ class GdsfPolicy(EvictionPolicy):
             for child in (2 * i + 1, 2 * i + 2):
                 if child < len(heap):
                     heapq.heappush(frontier, (heap[child], child))
-            if members.get(item[2]) == item[:2]:
+            if members.get(item[2]) is item:
                 yield item
 
     def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
@@ -146,17 +151,17 @@ class GdsfPolicy(EvictionPolicy):
         """``key`` joined once, priced from the current clock and its use count. O(1)."""
         if len(self.members) != before + 1:
             return f"the evictable set went from {before} to {len(self.members)} keys, not +1"
-        entry = self.members.get(key)
-        if entry is None or entry[1] != self._seq:
+        item = self.members.get(key)
+        if item is None or item[1] != self._seq:
             return f"{key!r} is not the newest member of the evictable set"
-        if entry[0] < self.clock:
-            return f"{key!r} joined at priority {entry[0]}, below the clock {self.clock}"
+        if item[0] < self.clock:
+            return f"{key!r} joined at priority {item[0]}, below the clock {self.clock}"
         return None
 
     def abstract(self) -> dict[str, Any]:
         order = sorted(self.members, key=lambda k: self.members[k][1])
         return {
-            "prio": {k: p for k, (p, _) in self.members.items()},
+            "prio": {k: item[0] for k, item in self.members.items()},
             "freq": dict(self.freq),
             "order": tuple(order),
             "clock": self.clock,
@@ -174,11 +179,13 @@ class GdsfPolicy(EvictionPolicy):
         for key, count in self.freq.items():
             if not 1 <= count <= self.max_freq:
                 return f"GdsfFreqInv: {key!r} has use count {count}, outside 1..{self.max_freq}"
-        for key, (prio, _) in self.members.items():
-            if prio < self.clock:
-                return f"GdsfPriorityInv: {key!r} has priority {prio} below the clock {self.clock}"
-        live = {(p, s, k) for k, (p, s) in self.members.items()}
-        if not live <= set(self._heap):
+        for key, item in self.members.items():
+            if item[2] != key:
+                return f"EvictableSetInv: {key!r} is recorded under the heap item of {item[2]!r}"
+            if item[0] < self.clock:
+                return f"GdsfPriorityInv: {key!r} has priority {item[0]} < clock {self.clock}"
+        heap_ids = {id(item) for item in self._heap}
+        if any(id(item) not in heap_ids for item in self.members.values()):
             return "EvictableSetInv: an evictable key has no heap item"
         return None
 
