@@ -9,7 +9,7 @@
 (* (no fairness on starting a save or taking a pin), but work in progress *)
 (* is finished under the fairness assumptions below.                     *)
 (***************************************************************************)
-EXTENDS EmbeddingCache
+EXTENDS EmbeddingCacheFifo   \* the callers of the fifo policy (the default)
 
 CONSTANTS
     Readers,    \* the reader processes (loaders and remote readers)
@@ -25,15 +25,16 @@ VARIABLES
     holding     \* holding[r]: the key reader r has pinned, or NoKey
 
 callerVars == <<saver, holding>>
-allVars    == <<entries, free, queue, evictable, lastOp, saver, holding>>
+allVars    == <<entries, free, evictable, lastOp, queue, saver, holding>>
 
 CallersTypeOK ==
     /\ TypeOK
+    /\ PolicyTypeOK
     /\ saver \in [Keys -> {"idle", "allocating", "writing"}]
     /\ holding \in [Readers -> Keys \cup {NoKey}]
 
 CallersInit ==
-    /\ Init
+    /\ CacheInit
     /\ saver   = [k \in Keys |-> "idle"]
     /\ holding = [r \in Readers |-> NoKey]
 
@@ -42,32 +43,32 @@ SaverStart(k) ==
     /\ saver[k] = "idle"
     /\ k \notin Live
     /\ saver' = [saver EXCEPT ![k] = "allocating"]
-    /\ UNCHANGED <<vars, holding>>
+    /\ UNCHANGED <<fullVars, holding>>
 
 \* The saver's alloc succeeds.
 SaverAlloc(k) ==
     /\ saver[k] = "allocating"
-    /\ \E S \in AllocChoices(Need[k]) : Alloc(k, Need[k], S)
+    /\ CacheAllocAny(k, Need[k])
     /\ saver' = [saver EXCEPT ![k] = "writing"]
     /\ UNCHANGED holding
 
 \* The saver's alloc returns None; it stays "allocating" and retries.
 SaverAllocFail(k) ==
     /\ saver[k] = "allocating"
-    /\ AllocFail(k, Need[k])
+    /\ CacheAllocFail(k, Need[k])
     /\ UNCHANGED callerVars
 
 \* The write completed: the saver marks the entry ready.
 SaverMarkReady(k) ==
     /\ saver[k] = "writing"
-    /\ MarkReady(k)
+    /\ CacheMarkReady(k)
     /\ saver' = [saver EXCEPT ![k] = "idle"]
     /\ UNCHANGED holding
 
 \* The write failed: the saver discards the not-ready entry.
 SaverDiscard(k) ==
     /\ saver[k] = "writing"
-    /\ Discard(k)
+    /\ CacheDiscard(k)
     /\ saver' = [saver EXCEPT ![k] = "idle"]
     /\ UNCHANGED holding
 
@@ -76,14 +77,14 @@ ReaderPin(r, k) ==
     /\ holding[r] = NoKey
     /\ k \in Live
     /\ entries[k].pins >= 0
-    /\ Pin(k)
+    /\ CachePin(k)
     /\ holding' = [holding EXCEPT ![r] = k]
     /\ UNCHANGED saver
 
 \* A remote reader calls pin_if_ready; it holds a pin only on a hit.
 ReaderPinIfReady(r, k) ==
     /\ holding[r] = NoKey
-    /\ PinIfReady(k)
+    /\ CachePinIfReady(k)
     /\ holding' = [holding EXCEPT ![r] =
                       IF k \in Live /\ entries[k].pins >= 0 THEN k ELSE NoKey]
     /\ UNCHANGED saver
@@ -91,7 +92,7 @@ ReaderPinIfReady(r, k) ==
 \* A reader finished reading and releases its pin.
 ReaderUnpin(r) ==
     /\ holding[r] # NoKey
-    /\ Unpin(holding[r])
+    /\ CacheUnpin(holding[r])
     /\ holding' = [holding EXCEPT ![r] = NoKey]
     /\ UNCHANGED saver
 

@@ -1,11 +1,13 @@
 ----------------------- MODULE EmbeddingCacheReductions -----------------------
 (***************************************************************************)
-(* State-space reductions for model checking the block-level spec: a view  *)
-(* that drops the history variable, and a quotient view that identifies   *)
-(* states equal up to a renaming of keys and of block ids.  README.md     *)
-(* gives the soundness argument; in short, no action distinguishes two    *)
-(* keys or two block ids, so renamings map behaviours to behaviours, and  *)
-(* every checked invariant and property is invariant under renaming.      *)
+(* State-space reductions shared by all policies: a view that drops the   *)
+(* history variable, and the core's part of the quotient views, which      *)
+(* identify states equal up to a renaming of keys and of block ids.        *)
+(* README.md gives the soundness argument; in short, no action            *)
+(* distinguishes two keys or two block ids, so renamings map behaviours   *)
+(* to behaviours, and every checked invariant and property is invariant   *)
+(* under renaming.  Each policy's check module (EmbeddingCache*Check)     *)
+(* builds its own QuotientView from these parts and its structure.        *)
 (***************************************************************************)
 EXTENDS EmbeddingCache, TLC
 
@@ -16,31 +18,29 @@ KeySymmetry == Permutations(Keys)
 \* differ only in lastOp have the same successors (up to lastOp').
 HistoryView == cacheVars
 
-\* All state invariants together: on states where they hold, the quotient
-\* below identifies exactly the states equal up to key and block renaming.
-WellFormed ==
+\* The shared state invariants together.
+CoreWellFormed ==
     /\ TypeOK
     /\ BlockConservationInv
-    /\ EvictQueueInv
     /\ EvictableCountInv
     /\ HeldEntriesInv
+    /\ QuiescenceInv
 
-\* The shapes an entry outside the queue can have: <<size, pins>>.
-HeldShapes == (0 .. N) \X ({NotReady} \cup 1 .. MaxPins)
+\* The shape of a live entry: <<size, pins>>.
+Shape(k) == <<Size(k), entries[k].pins>>
 
-\* How many live entries outside the queue have each shape (a bag).
-HeldBag == [p \in HeldShapes |->
-               Cardinality({k \in Live \ Range(queue) :
-                               <<Size(k), entries[k].pins>> = p})]
+\* The bag of the values F(k) over the keys K, as the set of pairs
+\* <<value, how many keys have it>> (canonical: no key appears in it).
+BagOf(K, F(_)) ==
+    {<<v, Cardinality({k \in K : F(k) = v})>> : v \in {F(k) : k \in K}}
 
-\* The sizes of the queued entries, oldest first.
-QueueSizes == [i \in DOMAIN queue |-> Size(queue[i])]
+\* The core's canonical form under key and block renaming (no policy):
+\* how many live entries of each shape, free blocks, the counter.
+CoreQuotient == <<BagOf(Live, Shape), FreeCount, evictable>>
 
-\* The quotient view: canonical under key and block renaming when the state
-\* is well formed; a broken state keeps its full value, so it is never
-\* merged with a well-formed one and its violation is still reported.
-QuotientView ==
-    IF WellFormed
-       THEN <<"quotient", QueueSizes, HeldBag, Cardinality(free), evictable>>
-       ELSE <<"raw", cacheVars>>
+\* The core spec's quotient view (MCCore): a broken state keeps its full
+\* value, so it is never merged with a well-formed one.
+CoreQuotientView ==
+    IF CoreWellFormed THEN <<"quotient", CoreQuotient>>
+                      ELSE <<"raw", cacheVars>>
 =============================================================================

@@ -2,8 +2,9 @@
 (***************************************************************************)
 (* Trace validation: does a trace recorded from the Python cache           *)
 (* (embedding_cache.tracing.TracedEmbeddingCache) describe a behaviour of  *)
-(* EmbeddingCache?  In the style of BlockingQueueTrace / EWD998ChanTrace,  *)
-(* adapted to this TLC build (no Json/IOUtils): the trace is the          *)
+(* the cache with the policy TracePolicy selects (fifo by default)?       *)
+(* In the style of BlockingQueueTrace / EWD998ChanTrace, adapted to this  *)
+(* TLC build (no Json/IOUtils): the trace is the                          *)
 (* definition Trace of module TraceData, which the trace tooling           *)
 (* generates next to a copy of this module (tla/TraceData.tla is an empty  *)
 (* placeholder).  A definition, not a CONSTANT bound with <-, because TLC  *)
@@ -21,12 +22,13 @@
 (* TLC explores a single path.  It reports a deadlock iff the trace is     *)
 (* rejected; the deadlocked state's i is the number of accepted steps.     *)
 (***************************************************************************)
-EXTENDS EmbeddingCache, TLC, TraceData   \* TraceData defines Trace, TraceKeys
+EXTENDS TracePolicy, TLC, TraceData   \* TraceData defines Trace, TraceKeys
 
 VARIABLE
     i           \* how many steps of Trace have been matched
 
-traceVars == <<vars, i>>
+\* (traceStateVars, not fullVars: TracePolicy.tla says why.)
+traceVars == <<traceStateVars, i>>
 
 \* Does the spec's successor state match the abstract state the code recorded?
 PostMatches(p) ==
@@ -34,7 +36,7 @@ PostMatches(p) ==
     /\ \A k \in DOMAIN entries' :
            /\ entries'[k].pins = p.entries[k].pins
            /\ Cardinality(entries'[k].blocks) = p.entries[k].blocks
-    /\ queue' = p.queue
+    /\ \A v \in DOMAIN P : P'[v] = p[v]   \* each policy variable, by name
     /\ Cardinality(free') = p.free
     /\ (\E k \in DOMAIN entries' : entries'[k].pins # 0) = p.held
 
@@ -59,25 +61,25 @@ ExpectedError(t) ==
 StepMatches(t) ==
     CASE t.result \in {"ok", "entry", "not-ready-entry", "none"} ->
             CASE t.op = "alloc" /\ t.result = "not-ready-entry" ->
-                     Alloc(t.key, t.n, t.blocks)   \* a new entry starts not-ready
-              [] t.op = "alloc" /\ t.result = "none" -> AllocFail(t.key, t.n)
-              [] t.op = "mark_ready" /\ t.result = "ok" -> MarkReady(t.key)
-              [] t.op = "pin" /\ t.result = "ok"        -> Pin(t.key)
+                     CacheAlloc(t.key, t.n, t.blocks)   \* a new entry starts not-ready
+              [] t.op = "alloc" /\ t.result = "none" -> CacheAllocFail(t.key, t.n)
+              [] t.op = "mark_ready" /\ t.result = "ok" -> CacheMarkReady(t.key)
+              [] t.op = "pin" /\ t.result = "ok"        -> CachePin(t.key)
               [] t.op = "pin_if_ready" ->
-                     /\ PinIfReady(t.key)
+                     /\ CachePinIfReady(t.key)
                      /\ t.result = IF t.key \notin Live THEN "none"
                                    ELSE IF entries[t.key].pins < 0
                                         THEN "not-ready-entry" ELSE "entry"
-              [] t.op = "unpin" /\ t.result = "ok"      -> Unpin(t.key)
-              [] t.op = "discard" /\ t.result = "ok"    -> Discard(t.key)
+              [] t.op = "unpin" /\ t.result = "ok"      -> CacheUnpin(t.key)
+              [] t.op = "discard" /\ t.result = "ok"    -> CacheDiscard(t.key)
               [] OTHER                 -> FALSE
       [] OTHER ->   \* the call raised t.result: the spec forbids it, nothing changes
             /\ t.result = ExpectedError(t)
             /\ t.result # "none"
-            /\ UNCHANGED vars
+            /\ UNCHANGED traceStateVars
 
 TraceInit ==
-    /\ Init
+    /\ CacheInit
     /\ i = 0
 
 TraceNext ==

@@ -1,8 +1,9 @@
 ------------------------------ MODULE MCDeep -------------------------------
 (***************************************************************************)
-(* Deep model: the block-level spec with 4 keys, 6 blocks, pin depth 2,   *)
-(* explored modulo key and block renaming through QuotientView (see       *)
-(* EmbeddingCacheReductions and README.md for the soundness argument).    *)
+(* Deep model of the fifo policy: block level, 4 keys, 6 blocks, pin      *)
+(* depth 2, with the ghost clock of EmbeddingCacheFifoCheck, explored     *)
+(* modulo key and block renaming and stamp ranks through QuotientView     *)
+(* (README.md, "Reductions").                                              *)
 (***************************************************************************)
-EXTENDS EmbeddingCacheReductions
+EXTENDS EmbeddingCacheFifoCheck
 =============================================================================

@@ -1,8 +1,9 @@
 ------------------------------ MODULE MCLarge ------------------------------
 (***************************************************************************)
-(* Large model: the counts-level spec (the block-level spec's quotient by *)
-(* block renaming) with 5 keys, 8 blocks, pin depth 2, explored modulo    *)
-(* key renaming through QuotientView.                                     *)
+(* Large model of the fifo policy at counts level (the same actions with  *)
+(* Level = "counts": the quotient by block renaming), 5 keys, 8 blocks,   *)
+(* pin depth 2, with the ghost clock, explored modulo key renaming and    *)
+(* stamp ranks through QuotientView.                                       *)
 (***************************************************************************)
-EXTENDS EmbeddingCacheCounts
+EXTENDS EmbeddingCacheFifoCheck
 =============================================================================

@@ -11,7 +11,7 @@
 (*    block counts, not ids (the spec leaves the choice open), so every    *)
 (*    other choice of S gives an edge the replay would check identically.  *)
 (***************************************************************************)
-EXTENDS EmbeddingCache, TLC
+EXTENDS EmbeddingCacheFifo, TLC
 
 CONSTANT ReplayDepth    \* explore states at most this many steps from Init
 

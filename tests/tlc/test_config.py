@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -50,10 +51,13 @@ def test_manifest_lists_existing_models() -> None:
 SAFETY = {
     "TypeOK",
     "BlockConservationInv",
-    "EvictQueueInv",
+    "EvictableSetInv",
     "EvictableCountInv",
     "HeldEntriesInv",
+    "QuiescenceInv",
     "EvictOldestFirstProp",
+    "EvictLowestPriorityProp",
+    "EvictProbationFirstProp",
     "EvictOnlyAsNeededProp",
     "FailedAllocUnchangedProp",
     "AllocFailsOnlyWhenShortProp",
@@ -66,6 +70,32 @@ def test_every_invariant_and_property_has_a_bug_model() -> None:
     models = load_manifest(find_tla_dir())
     caught = {m.expect for m in models if m.expect != PASS}
     assert caught >= SAFETY | LIVENESS
+
+
+POLICIES = {"fifo", "gdsf", "s3fifo"}
+
+
+def test_every_model_has_a_policy_field() -> None:
+    tla_dir = find_tla_dir()
+    raw = json.loads((tla_dir / "models.json").read_text())["models"]
+    assert all("policy" in m for m in raw)
+    assert {m["policy"] for m in raw} == POLICIES | {None}
+
+
+def test_select_by_policy() -> None:
+    models = load_manifest(find_tla_dir())
+    for policy in POLICIES:
+        selected = select_models(models, [policy])
+        assert selected and all(m.policy == policy for m in selected)
+        expects = {m.expect for m in selected}
+        assert PASS in expects and "EvictableSetInv" in expects
+        assert any("refinement" in m.tags for m in selected)
+
+
+def test_head_insertion_caught_without_refinement() -> None:
+    models = {m.name: m for m in load_manifest(find_tla_dir())}
+    model = models["MCBugFifoHeadInsert"]
+    assert model.expect == "EvictOldestFirstProp" and "refinement" not in model.tags
 
 
 def test_bad_tla_dir(tmp_path: Path) -> None:

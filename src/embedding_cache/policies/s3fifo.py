@@ -47,7 +47,7 @@ class S3FifoPolicy(EvictionPolicy):
     """S3-FIFO over the evictable entries (see the module docstring)."""
 
     name = "s3fifo"
-    order_property = "EvictColdFirstProp"
+    order_property = "EvictProbationFirstProp"
 
     __slots__ = (
         "freq",

@@ -31,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "models",
         nargs="*",
         metavar="MODEL",
-        help="model names or tags from the manifest (default: all)",
+        help="model names, tags or policies (fifo, gdsf, s3fifo) from the manifest (default: all)",
     )
     parser.add_argument(
         "--workers",
@@ -74,7 +74,10 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_SETUP
     if args.list:
         for m in models:
-            print(f"{m.name:32} {m.expect:30} {m.budget_seconds:>6g} s  {m.description}")
+            print(
+                f"{m.name:32} {m.policy or '-':7} {m.expect:30} {m.budget_seconds:>6g} s  "
+                f"{m.description}"
+            )
         return EXIT_OK
     try:
         java, jar = locate_java(), locate_jar()

@@ -35,6 +35,8 @@ class Model:
     description: str
     check_deadlock: bool
     tags: tuple[str, ...]
+    policy: str | None = None  # eviction policy: None (the core), "fifo", "gdsf", "s3fifo"
+    policy_params: tuple[tuple[str, Any], ...] = ()  # the policy constants the config sets
 
 
 def find_tla_dir(override: str | None = None) -> Path:
@@ -70,6 +72,8 @@ def _model(raw: dict[str, Any]) -> Model:
             description=str(raw.get("description", "")),
             check_deadlock=bool(raw.get("check_deadlock", True)),
             tags=tuple(str(t) for t in raw.get("tags", ())),
+            policy=None if raw.get("policy") is None else str(raw["policy"]),
+            policy_params=tuple(sorted((raw.get("policy_params") or {}).items())),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"bad manifest entry {raw!r}: {exc}") from exc
@@ -99,13 +103,20 @@ def load_manifest(tla_dir: Path) -> list[Model]:
 def select_models(models: list[Model], names: list[str]) -> list[Model]:
     """Return the named models (all when names is empty), in manifest order.
 
-    A name may also be a tag (e.g. ``bug``), selecting every model with it.
+    A name may also be a tag (e.g. ``bug``) or a policy (``fifo``, ``gdsf``,
+    ``s3fifo``), selecting every model with it.
     """
     if not names:
         return models
-    known = {m.name for m in models} | {t for m in models for t in m.tags}
+    known = (
+        {m.name for m in models}
+        | {t for m in models for t in m.tags}
+        | {m.policy for m in models if m.policy}
+    )
     unknown = [n for n in names if n not in known]
     if unknown:
         raise ManifestError(f"unknown model(s) {unknown}; known: {sorted(known)}")
     wanted = set(names)
-    return [m for m in models if m.name in wanted or wanted & set(m.tags)]
+    return [
+        m for m in models if m.name in wanted or wanted & set(m.tags) or m.policy in wanted
+    ]

@@ -33,10 +33,11 @@ def _num(value: int | None) -> str:
 
 
 def results_table(results: list[ModelResult]) -> str:
-    """One row per model: name, expected, result, states, depth, seconds."""
+    """One row per model: name, policy, expected, result, states, depth, seconds."""
     rows = [
         [
             r.model.name,
+            r.model.policy or "-",
             r.model.expect,
             r.result,
             _num(r.output.distinct_states),
@@ -46,8 +47,10 @@ def results_table(results: list[ModelResult]) -> str:
         ]
         for r in results
     ]
-    headers = ["model", "expected", "result", "distinct states", "depth", "seconds", "verdict"]
-    return _table(headers, rows, right={3, 4, 5})
+    headers = [
+        "model", "policy", "expected", "result", "distinct states", "depth", "seconds", "verdict"
+    ]
+    return _table(headers, rows, right={4, 5, 6})
 
 
 def trace_table(steps: list[Step]) -> str:
@@ -93,6 +96,8 @@ def result_json(result: ModelResult) -> dict[str, Any]:
     out = result.output
     data: dict[str, Any] = {
         "name": result.model.name,
+        "policy": result.model.policy,
+        "policy_params": dict(result.model.policy_params),
         "expect": result.model.expect,
         "result": result.result,
         "ok": result.ok,

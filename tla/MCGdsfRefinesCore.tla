@@ -1,0 +1,11 @@
+------------------------- MODULE MCGdsfRefinesCore --------------------------
+(***************************************************************************)
+(* Refinement model (gdsf): the gdsf policy's spec implements the policy-  *)
+(* agnostic core spec (CoreSpec == Core!Spec, Core == INSTANCE             *)
+(* EmbeddingCache) with the policy's variables hidden: every step is a     *)
+(* core step, in particular every victim set is one the core allows.  3    *)
+(* keys, 3 blocks, pin depth 2, view QuotientView (key and block renaming, *)
+(* clock shift: CoreSpec is invariant under both).                         *)
+(***************************************************************************)
+EXTENDS EmbeddingCacheGdsfCheck
+=============================================================================

@@ -1,0 +1,28 @@
+----------------------------- MODULE TracePolicy -----------------------------
+(***************************************************************************)
+(* The policy a trace is checked against (EmbeddingCacheTrace extends this *)
+(* module).  This file selects fifo, the default; the trace tooling may    *)
+(* write another one next to its copy of the modules, e.g. for gdsf:       *)
+(*   CONSTANTS Keys, N, MaxPins, Scale, MaxFreq                            *)
+(*   VARIABLES entries, free, evictable, lastOp, prio, freq, order, clock  *)
+(*   INSTANCE EmbeddingCacheGdsf WITH Level <- "blocks"                    *)
+(*   traceStateVars == <<entries, free, evictable, lastOp, prio, freq,     *)
+(*                       order, clock>>                                    *)
+(* and for s3fifo:                                                         *)
+(*   CONSTANTS Keys, N, MaxPins, SmallTarget, GhostCapacity                *)
+(*   VARIABLES entries, free, evictable, lastOp, small, main, ghost,       *)
+(*             freq, home                                                  *)
+(*   INSTANCE EmbeddingCacheS3Fifo WITH Level <- "blocks"                  *)
+(*   traceStateVars == <<entries, free, evictable, lastOp, small, main,    *)
+(*                       ghost, freq, home>>                               *)
+(* Traces are block level, so Level is fixed here and the trace config    *)
+(* need not set it.                                                        *)
+(***************************************************************************)
+CONSTANTS Keys, N, MaxPins
+VARIABLES entries, free, evictable, lastOp, queue
+INSTANCE EmbeddingCacheFifo WITH Level <- "blocks"
+
+\* All variables, written here (this TLC cannot evaluate UNCHANGED of a
+\* tuple defined inside the instantiated module).
+traceStateVars == <<entries, free, evictable, lastOp, queue>>
+=============================================================================
