@@ -168,17 +168,17 @@ class GdsfPolicy(EvictionPolicy):
         }
 
     def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
-        """EvictableSetInv, the use counts' domain and range, and priorities >= clock."""
+        """EvictableSetInv (incl. the use counts' domain), PolicyTypeOK, GdsfPriorityInv."""
         if self.members.keys() != evictable.keys():
             extra = sorted(self.members.keys() - evictable.keys())
             missing = sorted(evictable.keys() - self.members.keys())
             return f"EvictableSetInv: members have extra {extra}, lack {missing}"
         if self.freq.keys() != ready_sizes.keys():
             kept, ready = sorted(self.freq), sorted(ready_sizes)
-            return f"GdsfFreqInv: use counts kept for {kept}, ready keys {ready}"
+            return f"EvictableSetInv: use counts kept for {kept}, ready keys {ready}"
         for key, count in self.freq.items():
             if not 1 <= count <= self.max_freq:
-                return f"GdsfFreqInv: {key!r} has use count {count}, outside 1..{self.max_freq}"
+                return f"PolicyTypeOK: {key!r} has use count {count}, outside 1..{self.max_freq}"
         for key, item in self.members.items():
             if item[2] != key:
                 return f"EvictableSetInv: {key!r} is recorded under the heap item of {item[2]!r}"

@@ -233,7 +233,7 @@ class S3FifoPolicy(EvictionPolicy):
         }
 
     def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
-        """EvictableSetInv; homes, counters, the S block count and G's bound."""
+        """EvictableSetInv (homes, counters, the S block count, G), PolicyTypeOK."""
         if self.small.keys() & self.main.keys():
             return (
                 f"EvictableSetInv: {sorted(self.small.keys() & self.main.keys())} in both S and M"
@@ -243,24 +243,23 @@ class S3FifoPolicy(EvictionPolicy):
             return f"EvictableSetInv: queues hold {sorted(queued)}, evictable {sorted(evictable)}"
         if self.freq.keys() != ready_sizes.keys():
             kept, ready = sorted(self.freq), sorted(ready_sizes)
-            return f"S3FifoHomeInv: counters kept for {kept}, ready keys {ready}"
+            return f"EvictableSetInv: counters kept for {kept}, ready keys {ready}"
         for key in self.small:
             if self.home.get(key) != SMALL:
-                return f"S3FifoHomeInv: {key!r} is in S but homed in {self.home.get(key)}"
+                return f"EvictableSetInv: {key!r} is in S but homed in {self.home.get(key)}"
         for key in self.main:
             if self.home.get(key) != MAIN:
-                return f"S3FifoHomeInv: {key!r} is in M but homed in {self.home.get(key)}"
+                return f"EvictableSetInv: {key!r} is in M but homed in {self.home.get(key)}"
         if any(not 0 <= c <= MAX_FREQ for c in self.freq.values()):
-            return f"S3FifoHomeInv: a counter is outside 0..{MAX_FREQ}: {self.freq}"
+            return f"PolicyTypeOK: a counter is outside 0..{MAX_FREQ}: {self.freq}"
         if self.small_blocks != sum(self.small.values()):
             held = sum(self.small.values())
-            return f"S3FifoHomeInv: small_blocks is {self.small_blocks}, S holds {held}"
+            return f"EvictableSetInv: small_blocks is {self.small_blocks}, S holds {held}"
         if self.ghost.keys() & self.home.keys():
-            return (
-                f"S3FifoGhostInv: live keys {sorted(self.ghost.keys() & self.home.keys())} are in G"
-            )
+            live = sorted(self.ghost.keys() & self.home.keys())
+            return f"EvictableSetInv: live keys {live} are in G"
         if self.ghost_blocks != sum(self.ghost.values()) or self.ghost_blocks > self.ghost_capacity:
-            return f"S3FifoGhostInv: G weighs {self.ghost_blocks}, capacity {self.ghost_capacity}"
+            return f"EvictableSetInv: G weighs {self.ghost_blocks}, capacity {self.ghost_capacity}"
         return None
 
     def clone(self) -> S3FifoPolicy:
