@@ -1,25 +1,40 @@
-"""Test helpers: a full observable snapshot of a cache, and builders of entry states.
+"""Test helpers: a full observable snapshot of a cache, builders of entry states, policies.
 
 ``observe`` is what the "state unchanged after an error" checks compare
 (MisuseUnchangedProp): every entry's pin count and block ids (and the entry
-object's identity), the free stack in order, the eviction queue in order, the
-evictable counter and ``has_held_entries()``.
+object's identity), the free stack in order, the eviction policy's variables
+(``EvictionPolicy.abstract``: fifo's queue, gdsf's priorities and clock,
+s3fifo's queues, ghost and counters), the evictable counter and
+``has_held_entries()``.
+
+``POLICY_CASES`` is what every per-policy test is parametrised over: each
+policy of ``EVICTION_POLICIES`` by its name, plus gdsf with small parameters
+so that its priorities tie and its use counts reach their cap.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import functools
+from typing import Any, NamedTuple
 
-from embedding_cache import CacheEntry, EmbeddingCache
+from embedding_cache import EVICTION_POLICIES, CacheEntry, EmbeddingCache, GdsfPolicy
+from embedding_cache.abstraction import PolicyView, policy_view
+from embedding_cache.policies import PolicySpec
+
+#: id -> the ``eviction=`` argument: every registered policy by name, and small-parameter gdsf.
+POLICY_CASES: dict[str, PolicySpec] = {
+    **{name: name for name in EVICTION_POLICIES},
+    "gdsf-small": functools.partial(GdsfPolicy, scale=4, max_freq=2),
+}
 
 
 class Observation(NamedTuple):
-    """Everything a caller can observe of a cache, plus the queue order and counters."""
+    """Everything a caller can observe of a cache, plus the policy's state and counters."""
 
     num_blocks: int
     free: tuple[int, ...]
     entries: tuple[tuple[str, int, tuple[int, ...], int], ...]  # key, pins, ids, id(entry)
-    queue: tuple[str, ...]
+    policy: PolicyView
     evictable_blocks: int
     held: bool
     length: int
@@ -34,16 +49,27 @@ def observe(cache: EmbeddingCache) -> Observation:
         entries=tuple(
             (k, e.pin_count, tuple(e.block_ids), id(e)) for k, e in sorted(s.entries.items())
         ),
-        queue=tuple(s.queue),
+        policy=policy_view(s.policy.abstract()),
         evictable_blocks=s.evictable_blocks,
         held=cache.has_held_entries(),
         length=len(cache),
     )
 
 
+def policy_vars(cache: EmbeddingCache) -> dict[str, Any]:
+    """The policy's variables as its TLA+ module names them (``EvictionPolicy.abstract``)."""
+    return cache._state.policy.abstract()
+
+
 def queue_of(cache: EmbeddingCache) -> list[str]:
-    """The eviction queue, oldest first."""
-    return list(cache._state.queue)
+    """fifo's eviction queue, oldest first (fifo caches only)."""
+    assert cache.eviction == "fifo", f"queue_of reads fifo's queue, not {cache.eviction}'s"
+    return list(policy_vars(cache)["queue"])
+
+
+def evictable_keys(cache: EmbeddingCache) -> list[str]:
+    """The keys the policy holds as evictable, sorted (any policy)."""
+    return sorted(cache._state.policy.evictable_keys())
 
 
 def free_count(cache: EmbeddingCache) -> int:
@@ -59,7 +85,7 @@ def put_not_ready(cache: EmbeddingCache, key: str, n_blocks: int) -> CacheEntry:
 
 
 def put_ready(cache: EmbeddingCache, key: str, n_blocks: int) -> CacheEntry:
-    """Allocate ``key`` and mark it ready (it joins the queue's tail)."""
+    """Allocate ``key`` and mark it ready (it joins the evictable set)."""
     entry = put_not_ready(cache, key, n_blocks)
     cache.mark_ready(key)
     return entry

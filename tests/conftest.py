@@ -19,7 +19,7 @@ import pytest
 from hypothesis import settings
 
 # Helper modules' asserts must survive ``python -O`` (the build matrix runs one).
-pytest.register_assert_rewrite("cache_observe")
+pytest.register_assert_rewrite("cache_observe", "reference_models")
 
 settings.register_profile("ci", deadline=None, derandomize=True, database=None, max_examples=100)
 settings.register_profile("dev", deadline=None, max_examples=100)

@@ -6,6 +6,11 @@ checked build (``1``), the full-sweep build (``full``) and the default build
 under ``python -O``. Each child also checks it got the build it asked for
 (test_cache_unit.py::test_build_is_the_one_claimed). The three children start
 together and run side by side; a child never starts children of its own.
+
+The subset runs every policy: the stateful machine per policy (and its
+planted policy bugs), the threads test per policy, the unit tests per policy.
+Each child's JUnit report is read back to check that every policy of
+``EVICTION_POLICIES`` had its stateful machine and threads test pass there.
 """
 
 from __future__ import annotations
@@ -13,10 +18,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from embedding_cache import EVICTION_POLICIES
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -29,6 +37,8 @@ SUBSET = [
     "test_seed_differential.py",
     "test_threads.py",
     "test_contracts_catch_bugs.py",
+    "test_lock_structure.py",
+    "test_linearizability.py",
 ]
 
 #: name -> (python flags, EMBEDDING_CACHE_CHECKED, build the child must report, optimized)
@@ -43,8 +53,27 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def report_path(directory: Path, build: str) -> Path:
+    """Where the ``build`` child writes its JUnit report."""
+    return directory / f"{build.replace(' ', '_')}.xml"
+
+
+def passed_tests(report: Path) -> set[str]:
+    """'classname::name' of every test the JUnit report shows passed (not failed, not skipped)."""
+    passed = set()
+    for case in ET.parse(report).getroot().iter("testcase"):
+        if not any(child.tag in ("failure", "error", "skipped") for child in case):
+            passed.add(f"{case.get('classname')}::{case.get('name')}")
+    return passed
+
+
 @pytest.fixture(scope="module")
-def children() -> Iterator[dict[str, subprocess.Popen[str]]]:
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("build_matrix")
+
+
+@pytest.fixture(scope="module")
+def children(reports: Path) -> Iterator[dict[str, subprocess.Popen[str]]]:
     procs = {}
     for name, (flags, checked, expect, optimized) in BUILDS.items():
         env = dict(os.environ)
@@ -58,6 +87,7 @@ def children() -> Iterator[dict[str, subprocess.Popen[str]]]:
             }
         )
         cmd = [sys.executable, *flags, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"]
+        cmd += [f"--junitxml={report_path(reports, name)}"]
         cmd += [str(TESTS / f) for f in SUBSET]
         procs[name] = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -70,8 +100,10 @@ def children() -> Iterator[dict[str, subprocess.Popen[str]]]:
 
 
 @pytest.mark.parametrize("build", list(BUILDS))
-def test_the_subset_passes_in_build(build: str, children: dict[str, subprocess.Popen[str]]) -> None:
-    out, _ = children[build].communicate(timeout=300)
+def test_the_subset_passes_in_build(
+    build: str, children: dict[str, subprocess.Popen[str]], reports: Path
+) -> None:
+    out, _ = children[build].communicate(timeout=600)
     assert children[build].returncode == 0, f"{build} build failed:\n{out}"
     summary = out.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary, out
@@ -80,3 +112,9 @@ def test_the_subset_passes_in_build(build: str, children: dict[str, subprocess.P
         assert "contracts exist only in the checked builds" in out
     else:
         assert " skipped" not in summary, f"{build} build skipped tests:\n{out}"
+    passed = passed_tests(report_path(reports, build))
+    for name in EVICTION_POLICIES:
+        machine = f"test_stateful.TestCacheMachine_{name}::runTest"
+        threads = f"test_threads::test_workers_share_a_cache_and_leave_it_consistent[{name}]"
+        for test in (machine, threads):
+            assert any(p.endswith(test) for p in passed), f"{build}: {test} did not pass"

@@ -1,20 +1,31 @@
-"""Unit tests of EmbeddingCache: every method, every transition, every error.
+"""Unit tests of EmbeddingCache: every method, every transition, every error, every policy.
 
 Each misuse case also checks MisuseUnchangedProp: the full observable state
-after the error equals the state before it. The build matrix (test_builds.py)
-re-runs this module in the checked, full and ``python -O`` builds.
+(the policy's variables included) after the error equals the state before it.
+Every test that does not depend on the eviction order runs once per policy
+(the ``eviction`` fixture: each name in ``EVICTION_POLICIES``); the order
+tests are per policy, on hand-built scenarios (fifo: oldest first, a release
+goes to the back; gdsf: the large one-time entry goes before the small
+often-used one; s3fifo: one-time entries leave from S before used ones in M,
+a key back from the ghost enters M, counters cap at 3). The build matrix
+(test_builds.py) re-runs this module in the checked, full and ``python -O``
+builds.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sys
 from collections.abc import Callable
 
 import pytest
 from cache_observe import (
+    evictable_keys,
     free_count,
     observe,
+    policy_vars,
     put_not_ready,
     put_pinned,
     put_ready,
@@ -23,18 +34,30 @@ from cache_observe import (
 
 import embedding_cache
 from embedding_cache import (
+    EVICTION_POLICIES,
     AlreadyReadyError,
     CacheEntry,
     CapacityError,
     DiscardHeldError,
     DuplicateAllocError,
     EmbeddingCache,
+    EvictionPolicy,
+    FifoPolicy,
+    GdsfPolicy,
     LifecycleError,
     NotPinnedError,
     NotReadyError,
     UnknownKeyError,
     transitions,
 )
+
+
+@pytest.fixture(params=list(EVICTION_POLICIES))
+def eviction(request: pytest.FixtureRequest) -> str:
+    """Each registered policy by name: the policy-agnostic tests run once per policy."""
+    name: str = request.param
+    return name
+
 
 # ---------------------------------------------------------------- the build under test
 
@@ -88,12 +111,12 @@ def test_errors_raise_when_asserts_are_stripped() -> None:
 
 
 @pytest.mark.parametrize("n", [0, 1, 7])
-def test_new_cache_is_empty_and_all_free(n: int) -> None:
-    cache = EmbeddingCache(n)
+def test_new_cache_is_empty_and_all_free(n: int, eviction: str) -> None:
+    cache = EmbeddingCache(n, eviction=eviction)
     assert cache.num_blocks == n
     assert len(cache) == 0
     assert free_count(cache) == n
-    assert queue_of(cache) == []
+    assert evictable_keys(cache) == []
     assert cache.has_held_entries() is False
     assert cache.get("a") is None
     cache.check()
@@ -108,11 +131,90 @@ def test_bad_num_blocks_is_rejected(num_blocks: object, exc: type[Exception]) ->
         EmbeddingCache(num_blocks)  # type: ignore[arg-type]
 
 
+# ---------------------------------------------------------------- choosing a policy
+
+
+def _script(cache: EmbeddingCache) -> list[tuple[object, ...]]:
+    """A fixed run with evictions, pins, a discard and a failed alloc; what was seen after
+    each step (the observation without entry identities)."""
+    seen: list[tuple[object, ...]] = []
+    steps: list[Callable[[], object]] = [
+        lambda: put_ready(cache, "a", 1),
+        lambda: put_ready(cache, "b", 2),
+        lambda: cache.pin("a"),
+        lambda: put_not_ready(cache, "c", 1),
+        lambda: cache.alloc("d", 4),
+        lambda: cache.unpin("a"),
+        lambda: cache.discard("c"),
+        lambda: put_ready(cache, "e", 3),
+        lambda: cache.pin_if_ready("e"),
+    ]
+    for step in steps:
+        step()
+        o = observe(cache)
+        seen.append((o.free, tuple(e[:3] for e in o.entries), o.policy, o.evictable_blocks))
+    return seen
+
+
+def test_fifo_is_the_default_and_naming_it_equals_omitting_it() -> None:
+    default = inspect.signature(EmbeddingCache).parameters["eviction"].default
+    assert default == "fifo"
+    caches = [
+        EmbeddingCache(4),
+        EmbeddingCache(4, eviction="fifo"),
+        EmbeddingCache(4, eviction=FifoPolicy),
+    ]
+    for cache in caches:
+        assert cache.eviction == "fifo" and type(cache._state.policy) is FifoPolicy
+        assert "eviction='fifo'" in repr(cache)
+    runs = [_script(cache) for cache in caches]
+    assert runs[0] == runs[1] == runs[2]
+    for cache in caches:
+        cache.check()
+
+
+@pytest.mark.parametrize("name", ["lru", "FIFO", "", "gdsf "])
+def test_an_unknown_policy_name_is_a_value_error_listing_the_valid_ones(name: str) -> None:
+    with pytest.raises(ValueError, match="eviction") as info:
+        EmbeddingCache(4, eviction=name)
+    message = str(info.value)
+    assert repr(name) in message
+    for valid in EVICTION_POLICIES:
+        assert repr(valid) in message
+
+
+@pytest.mark.parametrize("bad", [3, None, b"fifo", ["fifo"], 1.5, FifoPolicy(4)], ids=repr)
+def test_a_non_callable_non_str_eviction_is_a_type_error(bad: object) -> None:
+    with pytest.raises(TypeError, match="eviction"):
+        EmbeddingCache(4, eviction=bad)  # type: ignore[arg-type]
+
+
+def test_a_factory_gets_the_pool_size_and_must_return_a_policy() -> None:
+    sizes: list[int] = []
+
+    def factory(num_blocks: int) -> EvictionPolicy:
+        sizes.append(num_blocks)
+        return GdsfPolicy(num_blocks, scale=4)
+
+    cache = EmbeddingCache(7, eviction=factory)
+    assert sizes == [7] and cache.eviction == "gdsf"
+    with pytest.raises(TypeError, match="EvictionPolicy"):
+        EmbeddingCache(4, eviction=lambda n: "fifo")  # type: ignore[arg-type,return-value]
+
+
+@pytest.mark.parametrize("name", list(EVICTION_POLICIES))
+def test_every_policy_is_reachable_by_name(name: str) -> None:
+    cache = EmbeddingCache(4, eviction=name)
+    assert cache.eviction == name and type(cache._state.policy) is EVICTION_POLICIES[name]
+    assert f"eviction={name!r}" in repr(cache)
+    assert EVICTION_POLICIES[name].name == name
+
+
 # ---------------------------------------------------------------- alloc
 
 
-def test_alloc_returns_a_not_ready_entry_with_canonical_ids() -> None:
-    cache = EmbeddingCache(8)
+def test_alloc_returns_a_not_ready_entry_with_canonical_ids(eviction: str) -> None:
+    cache = EmbeddingCache(8, eviction=eviction)
     entry = cache.alloc("a", 3)
     assert isinstance(entry, CacheEntry)
     assert entry.ready is False and entry.evictable is False and entry.pin_count == -1
@@ -121,21 +223,21 @@ def test_alloc_returns_a_not_ready_entry_with_canonical_ids() -> None:
     assert all(0 <= b < 8 for b in entry.block_ids)
     assert cache.get("a") is entry
     assert free_count(cache) == 5
-    assert queue_of(cache) == []
+    assert evictable_keys(cache) == []
     assert cache.has_held_entries() is True
     cache.check()
 
 
-def test_alloc_takes_the_top_of_the_free_stack_like_the_seed() -> None:
-    cache = EmbeddingCache(6)
+def test_alloc_takes_the_top_of_the_free_stack_like_the_seed(eviction: str) -> None:
+    cache = EmbeddingCache(6, eviction=eviction)
     assert put_not_ready(cache, "a", 2).block_ids == (4, 5)
     assert put_not_ready(cache, "b", 3).block_ids == (1, 2, 3)
     cache.discard("a")
     assert put_not_ready(cache, "c", 3).block_ids == (0, 4, 5)
 
 
-def test_allocs_are_disjoint_until_the_pool_is_full() -> None:
-    cache = EmbeddingCache(5)
+def test_allocs_are_disjoint_until_the_pool_is_full(eviction: str) -> None:
+    cache = EmbeddingCache(5, eviction=eviction)
     a = put_not_ready(cache, "a", 2)
     b = put_not_ready(cache, "b", 3)
     assert set(a.block_ids).isdisjoint(b.block_ids)
@@ -147,8 +249,8 @@ def test_allocs_are_disjoint_until_the_pool_is_full() -> None:
     cache.check()
 
 
-def test_alloc_of_zero_blocks_in_an_empty_pool() -> None:
-    cache = EmbeddingCache(0)
+def test_alloc_of_zero_blocks_in_an_empty_pool(eviction: str) -> None:
+    cache = EmbeddingCache(0, eviction=eviction)
     entry = put_not_ready(cache, "a", 0)
     assert entry.block_ids == ()
     cache.mark_ready("a")
@@ -156,20 +258,20 @@ def test_alloc_of_zero_blocks_in_an_empty_pool() -> None:
     cache.check()
 
 
-def test_alloc_of_the_whole_pool_evicts_everything_evictable() -> None:
-    cache = EmbeddingCache(4)
+def test_alloc_of_the_whole_pool_evicts_everything_evictable(eviction: str) -> None:
+    cache = EmbeddingCache(4, eviction=eviction)
     put_ready(cache, "a", 1)
     put_ready(cache, "b", 2)
     entry = put_not_ready(cache, "c", 4)
     assert entry.block_ids == (0, 1, 2, 3)
     assert cache.get("a") is None and cache.get("b") is None
-    assert queue_of(cache) == []
+    assert evictable_keys(cache) == []
     cache.check()
 
 
-def test_fail_fast_alloc_returns_none_and_evicts_nothing() -> None:
+def test_fail_fast_alloc_returns_none_and_evicts_nothing(eviction: str) -> None:
     """AllocFailsOnlyWhenShortProp / FailedAllocUnchangedProp."""
-    cache = EmbeddingCache(6)
+    cache = EmbeddingCache(6, eviction=eviction)
     put_ready(cache, "a", 2)
     put_pinned(cache, "b", 2)
     put_not_ready(cache, "c", 1)
@@ -183,9 +285,9 @@ def test_fail_fast_alloc_returns_none_and_evicts_nothing() -> None:
     cache.check()
 
 
-def test_eviction_follows_mark_ready_order_not_alloc_order() -> None:
-    """EvictOldestFirstProp: the queue is ordered by when entries became evictable."""
-    cache = EmbeddingCache(3)
+def test_fifo_eviction_follows_mark_ready_order_not_alloc_order() -> None:
+    """fifo, EvictOldestFirstProp: the queue is ordered by when entries became evictable."""
+    cache = EmbeddingCache(3, eviction="fifo")
     put_not_ready(cache, "a", 1)
     put_not_ready(cache, "b", 1)
     put_not_ready(cache, "c", 1)
@@ -200,21 +302,24 @@ def test_eviction_follows_mark_ready_order_not_alloc_order() -> None:
     cache.check()
 
 
-def test_eviction_takes_only_as_many_entries_as_needed() -> None:
+def test_eviction_takes_only_as_many_entries_as_needed(eviction: str) -> None:
     """EvictOnlyAsNeededProp."""
-    cache = EmbeddingCache(6)
+    cache = EmbeddingCache(6, eviction=eviction)
     put_ready(cache, "a", 2)
     put_ready(cache, "b", 2)
     put_ready(cache, "c", 2)
-    put_not_ready(cache, "d", 3)  # needs 3: evicts a (2) and b (2), not c
+    # Needs 3: evicts a (2) and b (2), not c -- under every policy here (fifo: the
+    # oldest; gdsf: equal priorities, the earliest joined; s3fifo: S's head, unused).
+    put_not_ready(cache, "d", 3)
     assert [k for k in "abc" if cache.get(k) is not None] == ["c"]
     assert free_count(cache) == 1
-    assert queue_of(cache) == ["c"]
+    assert evictable_keys(cache) == ["c"]
     cache.check()
 
 
-def test_the_last_unpin_requeues_at_the_tail() -> None:
-    cache = EmbeddingCache(2)
+def test_fifo_the_last_unpin_requeues_at_the_tail() -> None:
+    """fifo: a release moves the entry to the back (LRU-on-release)."""
+    cache = EmbeddingCache(2, eviction="fifo")
     put_ready(cache, "a", 1)
     put_ready(cache, "b", 1)
     cache.pin("a")
@@ -228,9 +333,9 @@ def test_the_last_unpin_requeues_at_the_tail() -> None:
     cache.check()
 
 
-def test_pinned_and_not_ready_entries_are_never_evicted() -> None:
+def test_pinned_and_not_ready_entries_are_never_evicted(eviction: str) -> None:
     """HeldBlocksStableProp."""
-    cache = EmbeddingCache(4)
+    cache = EmbeddingCache(4, eviction=eviction)
     held = put_pinned(cache, "p", 2)
     saving = put_not_ready(cache, "s", 1)
     put_ready(cache, "r", 1)
@@ -243,8 +348,8 @@ def test_pinned_and_not_ready_entries_are_never_evicted() -> None:
     cache.check()
 
 
-def test_an_evicted_or_discarded_key_can_be_allocated_again() -> None:
-    cache = EmbeddingCache(2)
+def test_an_evicted_or_discarded_key_can_be_allocated_again(eviction: str) -> None:
+    cache = EmbeddingCache(2, eviction=eviction)
     put_ready(cache, "a", 2)
     put_not_ready(cache, "b", 2)  # evicts a
     cache.discard("b")
@@ -256,46 +361,46 @@ def test_an_evicted_or_discarded_key_can_be_allocated_again() -> None:
 # ---------------------------------------------------------------- mark_ready, pin, unpin
 
 
-def test_mark_ready_makes_the_entry_evictable_at_the_tail() -> None:
-    cache = EmbeddingCache(4)
+def test_mark_ready_makes_the_entry_evictable(eviction: str) -> None:
+    cache = EmbeddingCache(4, eviction=eviction)
     put_ready(cache, "a", 1)
     entry = put_not_ready(cache, "b", 2)
     assert cache.mark_ready("b") is None  # type: ignore[func-returns-value]
     assert entry.ready and entry.evictable and entry.pin_count == 0
-    assert queue_of(cache) == ["a", "b"]
+    assert evictable_keys(cache) == ["a", "b"]
     assert cache._state.evictable_blocks == 3
     assert cache.has_held_entries() is False
     cache.check()
 
 
-def test_pins_nest_and_count() -> None:
-    cache = EmbeddingCache(4)
+def test_pins_nest_and_count(eviction: str) -> None:
+    cache = EmbeddingCache(4, eviction=eviction)
     entry = put_ready(cache, "a", 2)
     assert cache.pin("a") is None  # type: ignore[func-returns-value]
     assert entry.pin_count == 1 and entry.ready and not entry.evictable
-    assert queue_of(cache) == [] and cache._state.evictable_blocks == 0
+    assert evictable_keys(cache) == [] and cache._state.evictable_blocks == 0
     cache.pin("a")
     assert entry.pin_count == 2
     assert cache.has_held_entries() is True
     assert cache.unpin("a") is None  # type: ignore[func-returns-value]
-    assert entry.pin_count == 1 and queue_of(cache) == []
+    assert entry.pin_count == 1 and evictable_keys(cache) == []
     cache.unpin("a")
     assert entry.pin_count == 0 and entry.evictable
-    assert queue_of(cache) == ["a"] and cache._state.evictable_blocks == 2
+    assert evictable_keys(cache) == ["a"] and cache._state.evictable_blocks == 2
     assert cache.has_held_entries() is False
     cache.check()
 
 
-def test_pin_if_ready_on_an_absent_key_returns_none_and_changes_nothing() -> None:
-    cache = EmbeddingCache(2)
+def test_pin_if_ready_on_an_absent_key_returns_none_and_changes_nothing(eviction: str) -> None:
+    cache = EmbeddingCache(2, eviction=eviction)
     put_ready(cache, "a", 1)
     before = observe(cache)
     assert cache.pin_if_ready("b") is None
     assert observe(cache) == before
 
 
-def test_pin_if_ready_on_a_not_ready_entry_returns_it_unpinned() -> None:
-    cache = EmbeddingCache(2)
+def test_pin_if_ready_on_a_not_ready_entry_returns_it_unpinned(eviction: str) -> None:
+    cache = EmbeddingCache(2, eviction=eviction)
     entry = put_not_ready(cache, "a", 1)
     before = observe(cache)
     got = cache.pin_if_ready("a")
@@ -304,13 +409,13 @@ def test_pin_if_ready_on_a_not_ready_entry_returns_it_unpinned() -> None:
 
 
 @pytest.mark.parametrize("pins_before", [0, 1, 3])
-def test_pin_if_ready_pins_a_ready_entry(pins_before: int) -> None:
-    cache = EmbeddingCache(3)
+def test_pin_if_ready_pins_a_ready_entry(pins_before: int, eviction: str) -> None:
+    cache = EmbeddingCache(3, eviction=eviction)
     put_ready(cache, "z", 1)
     entry = put_pinned(cache, "a", 2, pins=pins_before)
     got = cache.pin_if_ready("a")
     assert got is entry and got.ready and got.pin_count == pins_before + 1
-    assert queue_of(cache) == ["z"]
+    assert evictable_keys(cache) == ["z"]
     assert cache._state.evictable_blocks == 1
     assert cache.has_held_entries() is True
     cache.check()
@@ -319,21 +424,21 @@ def test_pin_if_ready_pins_a_ready_entry(pins_before: int) -> None:
 # ---------------------------------------------------------------- discard, get, has_held_entries
 
 
-def test_discard_returns_the_blocks_to_the_pool() -> None:
-    cache = EmbeddingCache(4)
+def test_discard_returns_the_blocks_to_the_pool(eviction: str) -> None:
+    cache = EmbeddingCache(4, eviction=eviction)
     put_ready(cache, "r", 1)
     entry = put_not_ready(cache, "a", 2)
     assert cache.discard("a") is None  # type: ignore[func-returns-value]
     assert cache.get("a") is None
     assert free_count(cache) == 3
     assert cache._state.free[-2:] == list(entry.block_ids)
-    assert queue_of(cache) == ["r"]
+    assert evictable_keys(cache) == ["r"]
     assert cache.has_held_entries() is False
     cache.check()
 
 
-def test_get_sees_every_state_and_eviction() -> None:
-    cache = EmbeddingCache(1)
+def test_get_sees_every_state_and_eviction(eviction: str) -> None:
+    cache = EmbeddingCache(1, eviction=eviction)
     assert cache.get("a") is None
     entry = put_not_ready(cache, "a", 1)
     assert cache.get("a") is entry
@@ -346,9 +451,9 @@ def test_get_sees_every_state_and_eviction() -> None:
     assert cache.get("a") is None
 
 
-def test_has_held_entries_tracks_not_ready_and_pinned() -> None:
+def test_has_held_entries_tracks_not_ready_and_pinned(eviction: str) -> None:
     """HeldEntriesInv."""
-    cache = EmbeddingCache(3)
+    cache = EmbeddingCache(3, eviction=eviction)
     assert not cache.has_held_entries()
     put_not_ready(cache, "a", 1)
     assert cache.has_held_entries()
@@ -433,9 +538,10 @@ def test_lifecycle_misuse_raises_and_changes_nothing(
     error: type[LifecycleError],
     phrase: str,
     state: str,
+    eviction: str,
 ) -> None:
     """MisuseUnchangedProp: AssertionError family, seed phrase, key and state named."""
-    cache = EmbeddingCache(6)
+    cache = EmbeddingCache(6, eviction=eviction)
     setup(cache)
     before = observe(cache)
     with pytest.raises(error) as info:
@@ -453,8 +559,10 @@ def test_lifecycle_misuse_raises_and_changes_nothing(
 
 @pytest.mark.parametrize("op", ["mark_ready", "pin", "unpin", "discard"])
 @pytest.mark.parametrize("setup", [_empty, _others, _evicted], ids=["empty", "others", "evicted"])
-def test_absent_key_raises_key_error_and_changes_nothing(op: str, setup: Setup) -> None:
-    cache = EmbeddingCache(6)
+def test_absent_key_raises_key_error_and_changes_nothing(
+    op: str, setup: Setup, eviction: str
+) -> None:
+    cache = EmbeddingCache(6, eviction=eviction)
     setup(cache)
     before = observe(cache)
     with pytest.raises(UnknownKeyError) as info:
@@ -473,8 +581,10 @@ BAD_KEYS: list[object] = [1, None, b"k", ("k",), ["k"]]
 @pytest.mark.parametrize(
     "op", ["get", "pin_if_ready", "mark_ready", "pin", "unpin", "discard", "alloc"]
 )
-def test_non_str_key_raises_type_error_and_changes_nothing(op: str, key: object) -> None:
-    cache = EmbeddingCache(6)
+def test_non_str_key_raises_type_error_and_changes_nothing(
+    op: str, key: object, eviction: str
+) -> None:
+    cache = EmbeddingCache(6, eviction=eviction)
     _ready(cache)
     before = observe(cache)
     args: tuple[object, ...] = (key, 1) if op == "alloc" else (key,)
@@ -498,10 +608,10 @@ def test_non_str_key_raises_type_error_and_changes_nothing(op: str, key: object)
 )
 @pytest.mark.parametrize("key", ["new", "k"])
 def test_bad_n_blocks_raises_and_changes_nothing(
-    key: str, n_blocks: object, error: type[Exception]
+    key: str, n_blocks: object, error: type[Exception], eviction: str
 ) -> None:
     """Argument errors come before lifecycle ones, even for a live key."""
-    cache = EmbeddingCache(6)
+    cache = EmbeddingCache(6, eviction=eviction)
     _ready(cache)
     before = observe(cache)
     with pytest.raises(error, match="n_blocks") as info:
@@ -510,15 +620,15 @@ def test_bad_n_blocks_raises_and_changes_nothing(
     assert observe(cache) == before
 
 
-def test_duplicate_is_reported_before_capacity_as_in_the_seed() -> None:
-    cache = EmbeddingCache(2)
+def test_duplicate_is_reported_before_capacity_as_in_the_seed(eviction: str) -> None:
+    cache = EmbeddingCache(2, eviction=eviction)
     put_ready(cache, "a", 1)
     with pytest.raises(DuplicateAllocError):
         cache.alloc("a", 3)
 
 
-def test_a_cache_keeps_working_after_every_kind_of_error() -> None:
-    cache = EmbeddingCache(3)
+def test_a_cache_keeps_working_after_every_kind_of_error(eviction: str) -> None:
+    cache = EmbeddingCache(3, eviction=eviction)
     put_ready(cache, "a", 1)
     calls: list[Callable[[], object]] = [
         lambda: cache.alloc("a", 1),
@@ -537,4 +647,134 @@ def test_a_cache_keeps_working_after_every_kind_of_error() -> None:
     assert cache.pin_if_ready("b") is not None
     cache.unpin("b")
     assert not cache.has_held_entries()
+    cache.check()
+
+
+# ---------------------------------------------------------------- each policy's order
+
+
+def use(cache: EmbeddingCache, key: str, times: int = 1) -> None:
+    """``times`` uses of a ready entry: pin, then unpin (a hit, and a release)."""
+    for _ in range(times):
+        cache.pin(key)
+        cache.unpin(key)
+
+
+@pytest.mark.parametrize(("eviction", "victim"), [("gdsf", "large"), ("fifo", "small")])
+def test_gdsf_evicts_the_large_one_time_entry_before_the_small_often_used_one(
+    eviction: str, victim: str
+) -> None:
+    """gdsf, EvictLowestPriorityProp: priority = clock + scale * uses // size. fifo, on the
+    same run, takes the oldest: the small one."""
+    cache = EmbeddingCache(8, eviction=eviction)
+    put_ready(cache, "small", 1)
+    use(cache, "small", 3)  # four uses, one block: the highest priority
+    put_ready(cache, "large", 6)  # one use, six blocks, and the newest
+    put_not_ready(cache, "x", 2)  # one block free: one victim
+    survivor = "small" if victim == "large" else "large"
+    assert cache.get(victim) is None and cache.get(survivor) is not None
+    cache.check()
+
+
+def test_gdsf_priorities_use_counts_and_the_clock() -> None:
+    """A priority is fixed when the entry joins: clock + scale * freq // max(size, 1);
+    freq is 1 at mark_ready, +1 per use up to max_freq; evicting raises the clock
+    to the victim's priority."""
+    cache = EmbeddingCache(8, eviction=functools.partial(GdsfPolicy, scale=12, max_freq=3))
+    put_ready(cache, "a", 3)  # 12 * 1 // 3 = 4
+    put_ready(cache, "b", 2)
+    use(cache, "b")  # rejoins with freq 2: 12 * 2 // 2 = 12
+    put_ready(cache, "z", 0)  # zero blocks count as one: 12 * 1 // 1 = 12
+    v = policy_vars(cache)
+    assert v["prio"] == {"a": 4, "b": 12, "z": 12} and v["clock"] == 0
+    assert v["freq"] == {"a": 1, "b": 2, "z": 1} and v["order"] == ("a", "b", "z")
+    use(cache, "b", 5)  # capped at 3: 12 * 3 // 2 = 18, and b joined last
+    v = policy_vars(cache)
+    assert v["freq"]["b"] == 3 and v["prio"]["b"] == 18 and v["order"] == ("a", "z", "b")
+    put_not_ready(cache, "x", 6)  # 3 free: evicts a (priority 4), the clock becomes 4
+    assert cache.get("a") is None and policy_vars(cache)["clock"] == 4
+    cache.mark_ready("x")  # 4 + 12 * 1 // 6 = 6: new entries start from the clock
+    assert policy_vars(cache)["prio"]["x"] == 6
+    put_not_ready(cache, "y", 2)  # none free: x has the lowest priority, though the newest
+    assert cache.get("x") is None and policy_vars(cache)["clock"] == 6
+    put_not_ready(cache, "w", 5)  # 4 free: z (12, no blocks: frees none), then b (18)
+    assert cache.get("z") is None and cache.get("b") is None
+    assert policy_vars(cache)["clock"] == 18
+    cache.check()
+
+
+def test_gdsf_breaks_ties_by_join_order_and_ignores_get() -> None:
+    cache = EmbeddingCache(3, eviction=functools.partial(GdsfPolicy, scale=4, max_freq=1))
+    for key in ("a", "b", "c"):
+        put_ready(cache, key, 1)
+    use(cache, "a")  # the count is capped at 1: a rejoins at the same priority, last
+    cache.get("b")  # not a use
+    cache.pin_if_ready("nope")  # nor is a miss
+    v = policy_vars(cache)
+    assert v["prio"] == {"a": 4, "b": 4, "c": 4} and v["freq"] == {"a": 1, "b": 1, "c": 1}
+    assert v["order"] == ("b", "c", "a")
+    put_not_ready(cache, "x", 1)
+    assert cache.get("b") is None
+    put_not_ready(cache, "y", 1)
+    assert cache.get("c") is None and cache.get("a") is not None
+    cache.check()
+
+
+def test_s3fifo_a_one_time_entry_leaves_from_s_before_a_used_entry_in_m() -> None:
+    """S3-FIFO: S's head is evicted if unused since it entered S, moved to M if used;
+    S is drained first while it holds at least its target (10% of the pool, >= 1 block)."""
+    cache = EmbeddingCache(10, eviction="s3fifo")
+    put_ready(cache, "hot", 3)
+    use(cache, "hot")
+    put_ready(cache, "one", 3)
+    assert policy_vars(cache)["small"] == ("hot", "one")
+    put_not_ready(cache, "x", 5)  # 4 free: hot (used) moves to M, one (unused) is evicted
+    assert cache.get("one") is None and cache.get("hot") is not None
+    v = policy_vars(cache)
+    assert v["small"] == () and v["main"] == ("hot",) and v["ghost"] == ("one",)
+    assert v["home"] == {"hot": "M", "x": "S"} and v["freq"] == {"hot": 0}
+    cache.mark_ready("x")
+    use(cache, "hot")
+    put_not_ready(cache, "y", 4)  # 2 free: S holds x (5 blocks >= 1): x goes, not hot
+    assert cache.get("x") is None and cache.get("hot") is not None
+    assert policy_vars(cache)["ghost"] == ("one", "x")
+    cache.check()
+
+
+def test_s3fifo_a_key_back_from_the_ghost_enters_m_and_the_ghost_is_bounded() -> None:
+    cache = EmbeddingCache(10, eviction="s3fifo")  # S's target 1 block, G's capacity 9
+    put_ready(cache, "a", 5)
+    put_not_ready(cache, "x", 10)  # evicts a from S: a is remembered in G
+    cache.discard("x")
+    assert policy_vars(cache)["ghost"] == ("a",)
+    put_ready(cache, "b", 5)
+    put_not_ready(cache, "x", 10)  # evicts b: G would weigh 10 > 9, so a is trimmed
+    cache.discard("x")
+    assert policy_vars(cache)["ghost"] == ("b",)
+    put_ready(cache, "b", 2)  # back from G: homed in M
+    put_ready(cache, "c", 2)  # new: homed in S
+    v = policy_vars(cache)
+    assert v["main"] == ("b",) and v["small"] == ("c",) and v["ghost"] == ()
+    assert v["home"] == {"b": "M", "c": "S"}
+    cache.check()
+
+
+def test_s3fifo_counters_cap_at_3_and_a_used_head_of_m_gets_a_second_chance() -> None:
+    cache = EmbeddingCache(10, eviction="s3fifo")
+    put_ready(cache, "p", 2)
+    use(cache, "p")
+    put_ready(cache, "r", 2)
+    put_ready(cache, "q", 2)
+    use(cache, "q")
+    put_not_ready(cache, "x", 5)  # 4 free: p (used) moves to M, r (unused) is evicted
+    assert policy_vars(cache)["main"] == ("p",) and cache.get("r") is None
+    use(cache, "p", 5)  # five uses, counted up to 3
+    cache.get("p")  # not a use
+    assert policy_vars(cache)["freq"] == {"p": 3, "q": 1}
+    cache.discard("x")
+    put_not_ready(cache, "y", 7)  # 6 free: q (used) moves to M behind p; then M's head p
+    # is used: counter 3 -> 2 and to M's tail; q is not: evicted (and not remembered)
+    assert cache.get("q") is None and cache.get("p") is not None
+    v = policy_vars(cache)
+    assert v["main"] == ("p",) and v["freq"] == {"p": 2} and v["ghost"] == ("r",)
     cache.check()

@@ -12,6 +12,11 @@ call that our cache rejects as lifecycle misuse is checked to have changed
 nothing and is skipped for the seed. Malformed arguments (non-str keys,
 negative counts) are left out everywhere: the seed accepts them silently, by
 design of this package they raise (test_cache_unit.py covers them).
+
+The seed's order is fifo's, so the comparison is exact for the default policy
+only: ``EmbeddingCache(n)``, ``eviction="fifo"`` and the ``FifoPolicy``
+factory are each run against the seed. gdsf and s3fifo evict differently by
+design; their reference is their own model (test_stateful.py).
 """
 
 from __future__ import annotations
@@ -24,7 +29,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from oracle.seed_reference import EmbeddingCache as SeedCache
 
-from embedding_cache import DuplicateAllocError, EmbeddingCache, LifecycleError, UnknownKeyError
+from embedding_cache import (
+    DuplicateAllocError,
+    EmbeddingCache,
+    FifoPolicy,
+    LifecycleError,
+    UnknownKeyError,
+)
 
 #: True when the seed's asserts are stripped (python -O).
 OPTIMIZED = sys.flags.optimize >= 1
@@ -111,9 +122,21 @@ def drain(ours: EmbeddingCache, seed: SeedCache) -> None:
         run_stream(ours, seed, [("alloc", f"drain{i}", 1)])
 
 
-@given(num_blocks=st.integers(0, MAX_POOL), ops=st.lists(OPS, min_size=20, max_size=100))
-def test_same_results_as_the_seed(num_blocks: int, ops: list[Op]) -> None:
-    ours, seed = EmbeddingCache(num_blocks), SeedCache(num_blocks)
+def fifo_cache(num_blocks: int, how: str) -> EmbeddingCache:
+    """The default policy, chosen by omission, by name or by factory."""
+    if how == "omitted":
+        return EmbeddingCache(num_blocks)
+    return EmbeddingCache(num_blocks, eviction="fifo" if how == "name" else FifoPolicy)
+
+
+@given(
+    num_blocks=st.integers(0, MAX_POOL),
+    ops=st.lists(OPS, min_size=20, max_size=100),
+    how=st.sampled_from(("omitted", "name", "factory")),
+)
+def test_same_results_as_the_seed(num_blocks: int, ops: list[Op], how: str) -> None:
+    ours, seed = fifo_cache(num_blocks, how), SeedCache(num_blocks)
+    assert ours.eviction == "fifo"
     run_stream(ours, seed, ops)
     drain(ours, seed)
     ours.check()

@@ -1,13 +1,22 @@
-"""Stateful test: the cache against a deliberately simple model, step by step.
+"""Stateful test: the cache against deliberately simple models, step by step, per policy.
 
-A Hypothesis ``RuleBasedStateMachine`` drives an ``EmbeddingCache`` and
-``Model`` -- a dict key -> ModelEntry(pins, n_blocks), a Python list as the
-FIFO queue and an int free count, written from spec/NAMES.md and sharing no
-code with the cache -- through every operation, misuse included, and after
-each step compares return values, raised errors and the abstract state; the
-full invariant sweep (``cache.check()``) runs after every step too, in every
-build. Rules are named after the methods; each docstring names the TLA+
-action it exercises.
+A Hypothesis ``RuleBasedStateMachine`` drives an ``EmbeddingCache`` and a
+reference ``Model`` (tests/reference_models: a dict key -> ModelEntry(pins,
+n_blocks) and an int free count, plus one plain model of the eviction
+policy's ordering rule, all written from the spec and sharing no code with
+the cache) through every operation, misuse included. After each step it
+compares return values, raised errors and the abstract state
+(``abstraction.abstract_state``: entries, pins, block counts, free count,
+held, and the policy's variables from ``EvictionPolicy.abstract`` against
+the policy model's own); the full invariant sweep (``cache.check()``) runs
+after every step too, in every build. Rules are named after the methods;
+each docstring names the TLA+ action it exercises.
+
+One machine per policy of ``EVICTION_POLICIES`` (``machine_for``; the
+TestCases are generated in a loop below), on pools of at most 12 blocks.
+gdsf's cache is built with small ``scale``/``max_freq`` drawn per run
+(``functools.partial(GdsfPolicy, ...)``) so that priorities tie and use
+counts hit their cap; some runs use the name and the defaults.
 
 The spec leaves open which free blocks an alloc takes, so the model does not
 choose them: it records the ids the cache returned and checks their count,
@@ -17,14 +26,22 @@ and that they never change while the entry lives (HeldBlocksStableProp).
 Rules that need a key in a given state take ``pick`` and use the pick-th such
 key (modulo their number): no rejection inside rules, and a shrunk failure
 prints as plain Python that replays it.
+
+Non-vacuity: every planted bug of the catalogue (``embedding_cache.verify.planted``)
+that the stateful layer must catch makes the machine fail, under every policy it
+applies to: the shared core's transition bugs under each policy, and each
+policy's own order bugs (e.g. fifo inserting at the head, gdsf forgetting to
+raise its clock or ignoring uses, s3fifo ignoring its ghost or never promoting).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from typing import Any
 
-from cache_observe import free_count, observe, queue_of
-from hypothesis import event
+import pytest
+from cache_observe import observe
+from hypothesis import HealthCheck, Phase, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -32,23 +49,27 @@ from hypothesis.stateful import (
     invariant,
     precondition,
     rule,
+    run_state_machine_as_test,
 )
+from reference_models import REFERENCE_MODELS, ExpectedError, Model
 
 from embedding_cache import (
-    AlreadyReadyError,
+    EVICTION_POLICIES,
     CacheEntry,
-    CapacityError,
-    DiscardHeldError,
-    DuplicateAllocError,
     EmbeddingCache,
+    EvictionPolicy,
+    InvariantViolationError,
     LifecycleError,
-    NotPinnedError,
-    NotReadyError,
     UnknownKeyError,
 )
+from embedding_cache.abstraction import AbstractEntry, AbstractState, abstract_state, policy_view
+from embedding_cache.policies import PolicySpec
+from embedding_cache.verify import planted
+from embedding_cache.verify.planted import PlantedBug
 
-#: A small alphabet, so keys collide and are reused after eviction and discard.
-KEYS = ("a", "b", "c", "d", "e")
+#: A small alphabet, so keys collide and are reused after eviction and discard, yet
+#: large enough that the live keys outgrow a pool and some key is always free to alloc.
+KEYS = ("a", "b", "c", "d", "e", "f", "g", "h")
 #: Pool sizes; n_blocks is drawn up to MAX_REQUEST, so some requests exceed the pool.
 MAX_POOL = 12
 MAX_REQUEST = 14
@@ -57,141 +78,85 @@ BAD_KEYS = st.sampled_from([1, None, b"a", ("a",)])
 BAD_COUNTS = st.sampled_from([True, False, 1.0, "1", None, -1, -7])
 LIFECYCLE_OPS = ("mark_ready", "pin", "unpin", "discard")
 
+Params = dict[str, int]
 
-# ---------------------------------------------------------------- the model
-
-
-@dataclass
-class ModelEntry:
-    """One live entry: pins -1 = not-ready, 0 = ready (queued), k > 0 = pinned k times."""
-
-    pins: int
-    n_blocks: int
-    blocks: tuple[int, ...] = ()  # recorded from the cache, never chosen by the model
-
-    def state(self) -> str:
-        if self.pins < 0:
-            return "not-ready"
-        return "ready" if self.pins == 0 else f"pinned({self.pins})"
+#: Per policy: the parameters a run draws (passed to the policy and to its model alike);
+#: {} means the registered name with its defaults. Policies not listed take no parameters.
+POLICY_PARAMS: dict[str, st.SearchStrategy[Params]] = {
+    "gdsf": st.one_of(
+        st.fixed_dictionaries(
+            {"scale": st.sampled_from((1, 2, 3, 4, 8)), "max_freq": st.integers(1, 3)}
+        ),
+        st.just({}),
+    ),
+}
 
 
-class ExpectedError(Exception):
-    """The model's verdict that a call must raise ``error``, naming ``state``."""
-
-    def __init__(self, error: type[Exception], state: str = "") -> None:
-        super().__init__(error.__name__, state)
-        self.error = error
-        self.state = state
-
-
-class Model:
-    """The spec, as plainly as possible: no counters kept, everything recomputed."""
-
-    def __init__(self, num_blocks: int) -> None:
-        self.num_blocks = num_blocks
-        self.free = num_blocks
-        self.entries: dict[str, ModelEntry] = {}
-        self.queue: list[str] = []  # ready+unpinned keys, oldest first
-
-    def evictable(self) -> int:
-        return sum(self.entries[k].n_blocks for k in self.queue)
-
-    def keys_where(self, state: str) -> list[str]:
-        return sorted(k for k, e in self.entries.items() if e.state().startswith(state))
-
-    def held(self) -> bool:
-        return any(e.pins != 0 for e in self.entries.values())
-
-    def _live(self, key: object) -> ModelEntry:
-        if not isinstance(key, str):
-            raise ExpectedError(TypeError)
-        if key not in self.entries:
-            raise ExpectedError(UnknownKeyError)
-        return self.entries[key]
-
-    def alloc(self, key: object, n: object) -> str | None:
-        """Alloc / AllocFail, with Evict of the queue's head as needed."""
-        if not isinstance(key, str) or isinstance(n, bool) or not isinstance(n, int):
-            raise ExpectedError(TypeError)
-        if n < 0:
-            raise ExpectedError(ValueError)
-        if key in self.entries:
-            raise ExpectedError(DuplicateAllocError, self.entries[key].state())
-        if n > self.num_blocks:
-            raise ExpectedError(CapacityError, "absent")
-        if self.free + self.evictable() < n:
-            return None
-        while self.free < n:
-            victim = self.queue.pop(0)
-            self.free += self.entries.pop(victim).n_blocks
-        self.free -= n
-        self.entries[key] = ModelEntry(pins=-1, n_blocks=n)
-        return "entry"
-
-    def mark_ready(self, key: object) -> None:
-        entry = self._live(key)
-        if entry.pins != -1:
-            raise ExpectedError(AlreadyReadyError, entry.state())
-        entry.pins = 0
-        self.queue.append(key)  # type: ignore[arg-type]  # _live checked it is a str
-
-    def pin(self, key: object) -> None:
-        entry = self._live(key)
-        if entry.pins < 0:
-            raise ExpectedError(NotReadyError, entry.state())
-        if entry.pins == 0:
-            self.queue.remove(key)  # type: ignore[arg-type]
-        entry.pins += 1
-
-    def pin_if_ready(self, key: object) -> str | None:
-        if not isinstance(key, str):
-            raise ExpectedError(TypeError)
-        entry = self.entries.get(key)
-        if entry is None:
-            return None
-        if entry.pins >= 0:
-            self.pin(key)
-        return "entry"
-
-    def unpin(self, key: object) -> None:
-        entry = self._live(key)
-        if entry.pins <= 0:
-            raise ExpectedError(NotPinnedError, entry.state())
-        entry.pins -= 1
-        if entry.pins == 0:
-            self.queue.append(key)  # type: ignore[arg-type]
-
-    def discard(self, key: object) -> None:
-        entry = self._live(key)
-        if entry.pins != -1:
-            raise ExpectedError(DiscardHeldError, entry.state())
-        del self.entries[key]  # type: ignore[arg-type]
-        self.free += entry.n_blocks
-
-    def get(self, key: object) -> str | None:
-        if not isinstance(key, str):
-            raise ExpectedError(TypeError)
-        return "entry" if key in self.entries else None
+def eviction_for(policy: type[EvictionPolicy], params: Params) -> PolicySpec:
+    """The ``eviction=`` argument: the registered name when it is the real policy with its
+    defaults, else a factory (the class, or a partial binding the parameters)."""
+    if not params and EVICTION_POLICIES.get(policy.name) is policy:
+        return policy.name
+    return functools.partial(policy, **params) if params else policy
 
 
 # ---------------------------------------------------------------- the machine
 
 
 class CacheMachine(RuleBasedStateMachine):
-    """Drives ``cache_class`` and ``Model`` in lockstep (planted-bug tests subclass it)."""
+    """Drives ``cache_class`` with ``policy_class`` and the reference models in lockstep.
+
+    ``machine_for`` makes one subclass per policy (and per planted bug); the
+    planted-cache tests subclass it with another ``cache_class``. As it
+    stands it is the fifo machine.
+    """
 
     cache_class: type[EmbeddingCache] = EmbeddingCache
+    #: The policy under test; its ``name`` picks the reference model.
+    policy_class: type[EvictionPolicy] = EVICTION_POLICIES["fifo"]
+    #: The policy's parameters, drawn once per run.
+    params: st.SearchStrategy[Params] = st.just({})
 
     def __init__(self) -> None:
-        super().__init__()
-        self.cache = self.cache_class(0)
-        self.model = Model(0)
+        super().__init__()  # ``init`` (an initialize step, so always run) replaces these
+        self.cache = self.cache_class(0, eviction=eviction_for(self.policy_class, {}))
+        self.model = Model(0, REFERENCE_MODELS[self.policy_class.name](0))
 
-    @initialize(num_blocks=st.integers(0, 6) | st.integers(0, MAX_POOL))
-    def init(self, num_blocks: int) -> None:
-        """Init: an empty pool of num_blocks blocks."""
-        self.cache = self.cache_class(num_blocks)
-        self.model = Model(num_blocks)
+    @initialize(
+        num_blocks=st.integers(1, 6) | st.integers(0, MAX_POOL),
+        data=st.data(),
+        warmup=st.lists(st.tuples(st.sampled_from(KEYS), st.integers(0, 4), st.integers(0, 3))),
+    )
+    def init(
+        self, num_blocks: int, data: st.DataObject, warmup: list[tuple[str, int, int]]
+    ) -> None:
+        """Init: an empty pool of num_blocks blocks, under the policy with drawn parameters;
+        then a warm-up, so that every run starts from a used, often full pool.
+
+        Each warm-up item (key, n, uses): Alloc (if key is absent and n fits the
+        pool), MarkReady, then ``uses`` uses (Pin, Unpin). Initialize steps run
+        in every run, whereas swarm testing switches rules off per run: without
+        the warm-up, many runs would never fill the pool and never evict. Each
+        step is compared with the model as the rules' are.
+        """
+        params = data.draw(self.params, label="params")
+        name = self.policy_class.name
+        self.cache = self.cache_class(num_blocks, eviction=eviction_for(self.policy_class, params))
+        assert self.cache.eviction == name
+        self.model = Model(num_blocks, REFERENCE_MODELS[name](num_blocks, **params))
+        for key, n_blocks, uses in warmup:
+            if key in self.model.entries or n_blocks > num_blocks:
+                continue
+            entry = self._both("alloc", key, n_blocks)
+            if not isinstance(entry, CacheEntry):
+                continue
+            self.model.entries[key].blocks = entry.block_ids
+            self._both("mark_ready", key)
+            for _ in range(uses):
+                self._both("pin", key)
+                self._both("unpin", key)
+            self.invariant_sweep()
+            self.model_agrees()
 
     # -- the lockstep call
 
@@ -201,16 +166,23 @@ class CacheMachine(RuleBasedStateMachine):
         try:
             expected = getattr(self.model, op)(*args)
         except ExpectedError as verdict:
-            event(
-                f"{op} raises {verdict.error.__name__}"
-            )  # coverage, in --hypothesis-show-statistics
+            # coverage, in --hypothesis-show-statistics
+            event(f"{op} raises {verdict.error.__name__}")
             self._expect_error(op, args, verdict)
             after = observe(self.cache)
             assert after == before, f"MisuseUnchangedProp: {op}{args!r} changed the cache"
             return None
         evicted = len(self.model.entries) < len(before.entries) + (expected is not None)
         event(f"{op} -> {expected}" + (" after eviction" if op == "alloc" and evicted else ""))
-        actual = getattr(self.cache, op)(*args)
+        for moment in self.model.policy.events:
+            event(moment)
+        self.model.policy.events.clear()
+        try:
+            actual = getattr(self.cache, op)(*args)
+        except Exception as exc:  # a legal call must not raise (a contract violation included)
+            raise AssertionError(
+                f"model disagrees: {op}{args!r} raised {exc!r}; the model expected {expected!r}"
+            ) from exc
         if expected is None:
             assert actual is None, f"model disagrees: {op}{args!r} returned {actual!r}, not None"
         elif expected == "entry":
@@ -222,14 +194,23 @@ class CacheMachine(RuleBasedStateMachine):
             result = getattr(self.cache, op)(*args)
         except Exception as exc:
             # Exact types: a contract violation is an AssertionError too, and must not pass.
-            assert type(exc) is verdict.error, f"{op}{args!r} raised {exc!r}, not {verdict.error}"
+            assert type(exc) is verdict.error, (
+                f"model disagrees: {op}{args!r} raised {exc!r}, not {verdict.error}"
+            )
             if isinstance(exc, LifecycleError):
-                assert exc.phrase in str(exc) and repr(args[0]) in str(exc)
-                assert exc.key == args[0] and exc.state == verdict.state, repr(exc)
+                assert exc.phrase in str(exc) and repr(args[0]) in str(exc), repr(exc)
+                assert exc.key == args[0] and exc.state == verdict.state, (
+                    f"model disagrees: {exc!r} should name state {verdict.state!r}"
+                )
             if isinstance(exc, UnknownKeyError):
                 assert exc.key == args[0] and repr(args[0]) in str(exc)
             return
-        raise AssertionError(f"{op}{args!r} returned {result!r}; expected {verdict.error}")
+        raise AssertionError(
+            f"model disagrees: {op}{args!r} returned {result!r}; expected {verdict.error}"
+        )
+
+    def _absent_keys(self) -> list[str]:
+        return [k for k in KEYS if k not in self.model.entries]
 
     def _pick(self, state: str, pick: int) -> str:
         keys = self.model.keys_where(state)
@@ -237,26 +218,45 @@ class CacheMachine(RuleBasedStateMachine):
 
     # -- rules
 
-    @rule(key=st.sampled_from(KEYS), n_blocks=st.integers(0, 4) | st.integers(0, MAX_REQUEST))
-    def alloc(self, key: str, n_blocks: int) -> None:
-        """Alloc / AllocFail (and Evict inside Alloc); also duplicate-alloc and capacity misuse."""
+    @rule(
+        key=st.sampled_from(KEYS),
+        n_blocks=st.integers(0, 4) | st.integers(0, MAX_REQUEST),
+        evicting=st.booleans(),
+        ready=st.booleans(),
+    )
+    def alloc(self, key: str, n_blocks: int, evicting: bool, ready: bool) -> None:
+        """Alloc / AllocFail (and Evict inside Alloc); also duplicate-alloc and capacity misuse.
+
+        ``evicting``: when some key is absent and some block evictable, alloc an
+        absent key (the key-th) of free + 1 .. free + evictable blocks, so that
+        it must evict (random sizes rarely need to; evictions are what tell the
+        policies apart). ``ready``: MarkReady the new entry straight away (the
+        usual life of an entry; one rule, so that swarm testing, which turns
+        rules off per run, cannot starve evictions of ready entries).
+        """
+        absent, evictable = self._absent_keys(), self.model.evictable()
+        if evicting and absent and evictable:
+            key = absent[KEYS.index(key) % len(absent)]
+            n_blocks = self.model.free + 1 + n_blocks % evictable
         entry = self._both("alloc", key, n_blocks)
         if isinstance(entry, CacheEntry):
             self.model.entries[key].blocks = entry.block_ids
-            assert entry.pin_count == -1 and not entry.ready and not entry.evictable
+            assert entry.pin_count == -1 and not entry.ready and not entry.evictable, (
+                f"model disagrees: a new entry is not-ready, not {entry!r}"
+            )
+            if ready:
+                self._both("mark_ready", key)
 
-    @precondition(lambda self: self.model.keys_where("not-ready"))
-    @rule(pick=st.integers(0, len(KEYS) - 1))
-    def mark_ready(self, pick: int) -> None:
-        """MarkReady of a not-ready entry: it joins the queue's tail."""
-        self._both("mark_ready", self._pick("not-ready", pick))
-
-    @precondition(lambda self: self.model.keys_where("ready") or self.model.keys_where("pinned"))
-    @rule(pick=st.integers(0, len(KEYS) - 1))
-    def pin(self, pick: int) -> None:
-        """Pin of a ready or pinned entry (pins nest)."""
-        keys = self.model.keys_where("ready") + self.model.keys_where("pinned")
-        self._both("pin", keys[pick % len(keys)])
+    @precondition(lambda self: self.model.keys_where("ready"))
+    @rule(pick=st.integers(0, len(KEYS) - 1), times=st.integers(1, 4))
+    def use(self, pick: int, times: int) -> None:
+        """Uses of a ready entry: ``times`` nested pins (PinStep: hold, then hit each time),
+        then as many unpins (the last one: release)."""
+        key = self._pick("ready", pick)
+        for i in range(times):
+            self._both("pin_if_ready" if i % 2 else "pin", key)
+        for _ in range(times):
+            self._both("unpin", key)
 
     @rule(key=st.sampled_from(KEYS))
     def pin_if_ready(self, key: str) -> None:
@@ -270,7 +270,7 @@ class CacheMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.model.keys_where("pinned"))
     @rule(pick=st.integers(0, len(KEYS) - 1))
     def unpin(self, pick: int) -> None:
-        """Unpin of a pinned entry; the last one re-queues it at the tail."""
+        """Unpin of a pinned entry; the last one puts it back in the evictable set."""
         self._both("unpin", self._pick("pinned", pick))
 
     @precondition(lambda self: self.model.keys_where("not-ready"))
@@ -300,10 +300,10 @@ class CacheMachine(RuleBasedStateMachine):
 
     @rule(key=st.sampled_from(KEYS))
     def get(self, key: str) -> None:
-        """get is a query: None iff absent."""
+        """get is a query (and not a use: the policy state must not change)."""
         self._both("get", key)
 
-    # -- after every step
+    # -- after every step (Hypothesis runs the invariants in name order: the sweep first)
 
     @invariant()
     def invariant_sweep(self) -> None:
@@ -312,7 +312,7 @@ class CacheMachine(RuleBasedStateMachine):
 
     @invariant()
     def model_agrees(self) -> None:
-        """The abstract state: entries, pins, block counts, queue order, free count, held."""
+        """The abstract state: entries, pins, block counts, the policy's variables, free, held."""
         model, cache = self.model, self.cache
         assert len(cache) == len(model.entries), "model disagrees: number of entries"
         owned: set[int] = set()
@@ -323,18 +323,131 @@ class CacheMachine(RuleBasedStateMachine):
                 continue
             assert entry is not None, f"model disagrees: {key!r} should be {want.state()}"
             assert entry.pin_count == want.pins, f"model disagrees: pin count of {key!r}"
-            assert entry.ready == (want.pins >= 0) and entry.evictable == (want.pins == 0)
+            assert entry.ready == (want.pins >= 0) and entry.evictable == (want.pins == 0), (
+                f"model disagrees: ready/evictable flags of {key!r}"
+            )
             ids = entry.block_ids
-            assert type(ids) is tuple and len(ids) == want.n_blocks, f"block count of {key!r}"
+            assert type(ids) is tuple and len(ids) == want.n_blocks, (
+                f"model disagrees: block count of {key!r}"
+            )
             assert ids == want.blocks, f"HeldBlocksStableProp: {key!r} blocks changed"
-            assert list(ids) == sorted(set(ids)), f"{key!r} ids not unique and ascending"
-            assert all(0 <= b < model.num_blocks for b in ids), f"{key!r} ids out of range"
-            assert owned.isdisjoint(ids), f"{key!r} shares blocks with another entry"
+            assert list(ids) == sorted(set(ids)), (
+                f"model disagrees: {key!r} ids not unique and ascending"
+            )
+            assert all(0 <= b < model.num_blocks for b in ids), (
+                f"model disagrees: {key!r} ids out of range"
+            )
+            assert owned.isdisjoint(ids), f"model disagrees: {key!r} shares blocks with another"
             owned.update(ids)
-        assert queue_of(cache) == model.queue, "model disagrees: queue order"
-        assert free_count(cache) == model.free, "model disagrees: free count"
+        got = abstract_state(cache._state)
+        expected = AbstractState(
+            entries=tuple(
+                sorted((k, AbstractEntry(e.pins, e.n_blocks)) for k, e in model.entries.items())
+            ),
+            policy=policy_view(model.policy.variables()),
+            free=model.free,
+            held=model.held(),
+        )
+        assert got.entries == expected.entries, "model disagrees: entries"
+        _policy_agrees(dict(got.policy), dict(expected.policy))
+        assert got.free == expected.free, "model disagrees: free count"
+        assert got.held == expected.held, "model disagrees: has_held_entries"
+        assert got == expected, "model disagrees: abstract state"
         assert cache._state.evictable_blocks == model.evictable(), "model disagrees: evictable"
-        assert cache.has_held_entries() == model.held(), "model disagrees: has_held_entries"
 
 
-TestCacheMachine = CacheMachine.TestCase
+def _policy_agrees(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """The policy's variables, one by one, so a failure names the one that differs."""
+    assert got.keys() == want.keys(), f"model disagrees: policy variables {sorted(got)}"
+    for name, value in want.items():
+        kind = "order" if isinstance(value, tuple) and name in ("queue", "order") else "value"
+        assert got[name] == value, (
+            f"model disagrees: {name} {kind}: cache {got[name]!r}, model {value!r}"
+        )
+
+
+def machine_for(
+    policy: type[EvictionPolicy],
+    params: st.SearchStrategy[Params] | None = None,
+    cache_class: type[EmbeddingCache] = EmbeddingCache,
+    label: str = "",
+) -> type[CacheMachine]:
+    """The state machine for ``policy`` (a real one or a planted bug), whose reference
+    model is the one registered under ``policy.name``."""
+    if params is None:
+        params = POLICY_PARAMS.get(policy.name, st.just({}))
+    return type(
+        f"CacheMachine_{label or policy.name}",
+        (CacheMachine,),
+        {"policy_class": policy, "params": params, "cache_class": cache_class},
+    )
+
+
+#: Runs twice the profile's default length: evictions, ties, caps and ghost hits need
+#: a filled pool first. Examples, seed and database follow the profile (conftest.py).
+_PROFILE = settings()  # the loaded profile (conftest.py)
+STEPS = settings(stateful_step_count=2 * _PROFILE.stateful_step_count)
+
+# One TestCase per registered policy: TestCacheMachine_fifo, _gdsf, _s3fifo, ...
+for _name, _policy in EVICTION_POLICIES.items():
+    _case = machine_for(_policy).TestCase
+    _case.settings = STEPS
+    globals()[f"TestCacheMachine_{_name}"] = _case
+del _name, _policy, _case
+
+
+def test_every_policy_has_a_reference_model_and_planted_bugs_of_its_own() -> None:
+    """Coverage of the loop above: no policy runs without its own model, and each has a
+    planted bug of its own (besides the shared ones) for the machine to catch."""
+    assert set(REFERENCE_MODELS) == set(EVICTION_POLICIES)
+    for name, model in REFERENCE_MODELS.items():
+        assert model.name == name  # type: ignore[attr-defined]
+    own = {policy for bug, policy in STATEFUL_BUGS if bug.kind == "policy"}
+    assert own == set(EVICTION_POLICIES)
+
+
+# ---------------------------------------------------------------- non-vacuity
+
+#: Every (planted bug, policy) the stateful layer must catch (the one catalogue,
+#: embedding_cache.verify.planted): the shared core's bugs under every policy, and
+#: each policy's own.
+STATEFUL_BUGS: list[tuple[PlantedBug, str]] = list(planted.pairs("stateful"))
+
+#: Finding the bug is the point: no shrinking, a fixed seed, the first failure reported.
+QUICK = settings(
+    max_examples=300,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
+    report_multiple_bugs=False,
+)
+
+#: What the machine's own checks say when they catch something (besides the invariant
+#: sweep's InvariantViolationError): the model comparison, the misuse check, block ids.
+CAUGHT_BY = ("model disagrees", "MisuseUnchangedProp", "HeldBlocksStableProp")
+
+
+def bug_machine(bug: PlantedBug, policy: str) -> type[CacheMachine]:
+    """``policy``'s machine with ``bug`` planted: a policy bug as the policy (its model is
+    the real policy's), a transition bug as the cache's transition table. Bare bodies, no
+    contracts in any build (``checked=False``): what catches the bug is the machine."""
+    return machine_for(
+        bug.broken_policy or EVICTION_POLICIES[policy],
+        st.just(bug.params),
+        cache_class=bug.cache_class(policy, checked=False),
+        label=f"{bug.name}_{policy}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("bug", "policy"), STATEFUL_BUGS, ids=[f"{b.name}-{p}" for b, p in STATEFUL_BUGS]
+)
+def test_the_state_machine_catches_a_planted_bug(bug: PlantedBug, policy: str) -> None:
+    """Each planted bug makes its policy's machine fail, by one of the machine's own checks."""
+    with pytest.raises(Exception) as info:
+        run_state_machine_as_test(bug_machine(bug, policy), settings=QUICK)
+    message = f"{type(info.value).__name__}: {info.value}"
+    swept = isinstance(info.value, InvariantViolationError)
+    assert swept or any(what in message for what in CAUGHT_BY), message

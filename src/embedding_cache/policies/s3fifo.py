@@ -227,7 +227,7 @@ class S3FifoPolicy(EvictionPolicy):
         return {
             "small": tuple(self.small),
             "main": tuple(self.main),
-            "ghost": tuple(self.ghost),
+            "ghost": tuple(self.ghost.items()),  # (key, weight) pairs, as TLA+ <<k, w>>
             "freq": dict(self.freq),
             "home": dict(self.home),
         }
