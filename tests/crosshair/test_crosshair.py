@@ -1,82 +1,127 @@
-"""CrossHair checks the transitions' contracts, and is shown to catch planted bugs.
+"""CrossHair checks the transitions' contracts under every policy, and catches planted bugs.
 
-The CrossHair runs are marked ``slow`` (about 1.5 min together on 2 cores):
-the clean transitions yield no counterexample on any condition, and every
-planted divergence in ``embedding_cache.verify.planted`` yields one naming a
-condition it is expected to break. The fast tests check what those runs rest
-on: the state factory builds only well-formed states and reaches every
-reachable small state (up to key names and free-stack order), and the
-documented raises CrossHair accepts are the ones the docstrings list.
+The CrossHair runs here are a fast subset, marked ``slow`` (about 125 CPU
+seconds together, 1-2 minutes on 2 cores): ``alloc`` (the policy's victim rule) and ``unpin`` (where
+a released entry rejoins) under every policy yield no counterexample, and
+every policy's own planted bugs plus the shared ones under fifo each yield one
+naming a condition the catalogue expects. ``embedding-cache verify`` runs
+all of it: every transition under every policy, every planted bug under every
+policy it applies to. The fast tests check what those runs rest on: the state
+factory builds only well-formed states and reaches every small reachable
+state of each policy (up to key names and free-stack order), copies of its
+states keep their hooks, and the documented raises CrossHair accepts are the
+ones the docstrings list.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
-from embedding_cache import errors, invariants, transitions
+from embedding_cache import EVICTION_POLICIES, errors, invariants, transitions
+from embedding_cache.policies import GdsfPolicy, S3FifoPolicy
 from embedding_cache.state import CacheState
-from embedding_cache.verify import planted
 from embedding_cache.verify.crosshair_check import (
-    CLEAN_TARGETS,
     CrosshairResult,
+    clean_jobs,
+    planted_jobs,
     run_crosshair,
 )
 from embedding_cache.verify.crosshair_plugin import (
+    GHOST_KEYS,
+    KEYS,
     MAX_BLOCKS,
     MAX_ENTRIES,
+    MAX_GHOSTS,
     MAX_PIN,
+    POLICY_FACTORIES,
     build_state,
+    choice_bounds,
     documented_raises,
 )
-from embedding_cache.verify.planted import PLANTED, PlantedBug
+from embedding_cache.verify.planted import PLANTED, PlantedBug, by_name
 
-#: CPU seconds per condition for the clean run in tests (about a minute on 2
-#: workers); ``embedding-cache verify`` runs it with the full budget.
-TEST_BUDGET = 2.0
+#: CPU seconds per condition for the clean runs in tests; ``embedding-cache verify``
+#: runs every transition with its own budget.
+TEST_BUDGET = 1.0
+#: The clean subset: the transitions where the policies differ most.
+CLEAN_SUBSET = clean_jobs(transitions=("alloc", "unpin"))
+#: The planted subset: every policy's own bugs, and the shared ones under fifo.
+PLANTED_SUBSET = [
+    (policy, name)
+    for policy, name in planted_jobs()
+    if by_name(name).policy is not None or policy == "fifo"
+]
 
 # ---------------------------------------------------------------- CrossHair runs
 
 
 @pytest.fixture(scope="module")
 def planted_result() -> CrosshairResult:
-    return run_crosshair(planted=True)
+    return run_crosshair(PLANTED_SUBSET, planted=True)
 
 
 @pytest.mark.slow
 def test_clean_transitions_have_no_counterexample() -> None:
-    result = run_crosshair(CLEAN_TARGETS, timeout=TEST_BUDGET)
-    assert result.functions == len(CLEAN_TARGETS)
-    # Each transition's own postconditions plus the five swept invariants.
-    assert result.conditions >= len(CLEAN_TARGETS) * (len(invariants.INVARIANTS) + 2)
+    result = run_crosshair(CLEAN_SUBSET, timeout=TEST_BUDGET)
+    assert result.functions == len(CLEAN_SUBSET)
+    # Each transition's own postconditions plus the swept invariants, per policy.
+    assert result.conditions >= len(CLEAN_SUBSET) * (len(invariants.INVARIANTS) + 2)
     refuted = [d for d in result.details if d.outcome not in ("confirmed", "unrefuted")]
-    assert not refuted, "\n".join(f"{d.target} {d.condition}: {d.message}" for d in refuted)
+    assert not refuted, "\n".join(
+        f"{d.policy} {d.unit} {d.condition}: {d.message}" for d in refuted
+    )
     assert result.counterexamples == 0 and result.ok
+    assert set(result.per_policy()) == set(EVICTION_POLICIES)
     # Non-vacuity of the search itself: every condition got past the
     # preconditions on many paths (over built states, not only empty ones).
-    assert all(d.paths >= 20 for d in result.details), [
-        (d.target, d.check, d.paths) for d in result.details
+    assert all(d.paths >= 10 for d in result.details), [
+        (d.policy, d.unit, d.check, d.paths) for d in result.details
     ]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("bug", PLANTED, ids=[b.target.rsplit(".", 1)[1] for b in PLANTED])
-def test_planted_bug_is_caught(planted_result: CrosshairResult, bug: PlantedBug) -> None:
-    found = planted_result.caught()[bug.target]
-    assert found is not None, f"CrossHair missed {bug.target}"
-    assert found.condition in bug.expect, (found.condition, found.message)
-    assert f"calling {bug.target.rsplit('.', 1)[1]}(CacheState(" in found.message
+def _job_id(job: tuple[str, str]) -> str:
+    return f"{job[1]}-{job[0]}"
 
 
 @pytest.mark.slow
-def test_caught_over_planted(planted_result: CrosshairResult) -> None:
-    caught = sum(found is not None for found in planted_result.caught().values())
-    assert (caught, planted_result.functions) == (len(PLANTED), len(PLANTED))
+@pytest.mark.parametrize("job", PLANTED_SUBSET, ids=_job_id)
+def test_planted_bug_is_caught(planted_result: CrosshairResult, job: tuple[str, str]) -> None:
+    policy, name = job
+    bug = by_name(name)
+    found = planted_result.caught()[job]
+    assert found is not None, f"CrossHair missed {name} under {policy}"
+    assert found.condition in bug.expected(policy), (found.condition, found.message)
+    called = bug.target.rsplit(".", 1)[1]
+    assert f"calling {called}(CacheState(" in found.message, found.message
+
+
+@pytest.mark.slow
+def test_caught_over_planted_per_policy(planted_result: CrosshairResult) -> None:
+    tallies = planted_result.per_policy()
+    assert set(tallies) == set(EVICTION_POLICIES)
+    for policy, tally in tallies.items():
+        planted = sum(job[0] == policy for job in PLANTED_SUBSET)
+        assert (tally.caught, tally.jobs) == (planted, planted), policy
+
+
+def test_every_policy_has_planted_bugs_for_crosshair() -> None:
+    """verify's planted run: the shared bugs and the policy's own, under every policy."""
+    jobs = planted_jobs()
+    for policy in EVICTION_POLICIES:
+        names = {name for p, name in jobs if p == policy}
+        assert {b.name for b in PLANTED if b.policy is None} <= names
+        assert any(by_name(name).policy == policy for name in names), policy
+    blind = [b for b in PLANTED if not b.caught_by("crosshair")]
+    assert all(b.name not in {name for _, name in jobs} for b in blind)
 
 
 def test_worker_refuses_a_build_without_the_sweep() -> None:
@@ -85,71 +130,167 @@ def test_worker_refuses_a_build_without_the_sweep() -> None:
     env = {**os.environ, "EMBEDDING_CACHE_CHECKED": "1"}
     module = "embedding_cache.verify.crosshair_check"
     proc = subprocess.run(
-        [sys.executable, "-m", module, CLEAN_TARGETS[0]], env=env, capture_output=True, text=True
+        [sys.executable, "-m", module, "fifo:alloc"], env=env, capture_output=True, text=True
     )
     assert proc.returncode == 2 and "EMBEDDING_CACHE_CHECKED=full" in proc.stderr
 
 
 # ---------------------------------------------------------------- the state factory
 
-
-def _all_choices() -> itertools.chain[tuple[int, int, tuple[int, ...], tuple[int, ...], bool]]:
-    """Every in-range choice the CrossHair factory may make."""
-    return itertools.chain.from_iterable(
-        (
-            (n, m, owners, pins, desc)
-            for owners in itertools.product(range(-1, m), repeat=n)
-            for pins in itertools.product(range(-1, MAX_PIN + 1), repeat=m)
-            for desc in (False, True)
-        )
-        for n in range(MAX_BLOCKS + 1)
-        for m in range(MAX_ENTRIES + 1)
-    )
+Choice = tuple[int, int, tuple[int, ...], tuple[int, ...], bool, tuple[int, ...]]
 
 
-def _shape(s: CacheState) -> tuple[object, ...]:
-    """A state up to key names and free-stack order (what the factory promises to reach)."""
-    queued = tuple(s.entries[k].block_ids for k in s.queue)
-    held = sorted((e.pin_count, e.block_ids) for k, e in s.entries.items() if k not in s.queue)
-    return (s.num_blocks, tuple(sorted(s.free)), queued, tuple(held), s.evictable_blocks)
+def _core_choices() -> Iterator[tuple[int, int, tuple[int, ...], tuple[int, ...], bool]]:
+    """Every in-range core choice the CrossHair factory may make."""
+    for n in range(MAX_BLOCKS + 1):
+        for m in range(MAX_ENTRIES + 1):
+            for owners in itertools.product(range(-1, m), repeat=n):
+                for pins in itertools.product(range(-1, MAX_PIN + 1), repeat=m):
+                    for desc in (False, True):
+                        pad_o = owners + (-1,) * (MAX_BLOCKS - n)
+                        pad_p = pins + (0,) * (MAX_ENTRIES - m)
+                        yield n, m, pad_o, pad_p, desc
 
 
-@pytest.fixture(scope="module")
-def built_shapes() -> set[tuple[object, ...]]:
-    shapes = set()
-    for n, m, owners, pins, desc in _all_choices():
-        s = build_state(n, m, owners, pins, desc)
+def _policy_choice(policy: str, rng: random.Random) -> tuple[int, ...]:
+    """A random in-range policy choice (unbounded ones drawn up to 12)."""
+    drawn = [rng.randint(lo, 12 if hi is None else hi) for lo, hi in choice_bounds(policy)]
+    if policy == "gdsf":  # "how far below the clock" is at most the clock
+        for i in range(1 + MAX_ENTRIES, 1 + 2 * MAX_ENTRIES):
+            drawn[i] = min(drawn[i], drawn[0])
+    return tuple(drawn)
+
+
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+def test_factory_builds_only_well_formed_states(policy: str) -> None:
+    rng = random.Random(policy)
+    built = 0
+    for n, m, owners, pins, desc in _core_choices():
+        # Every core choice; for gdsf and s3fifo with a random policy choice each.
+        s = build_state(n, m, owners, pins, desc, policy, _policy_choice(policy, rng))
         assert invariants.violations(s) == [], (n, m, owners, pins, s)
-        shapes.add(_shape(s))
-    return shapes
+        assert s.policy.name == policy
+        built += 1
+    assert built > 10_000
 
 
-def test_factory_reaches_every_small_reachable_state(built_shapes: set[tuple[object, ...]]) -> None:
-    # Random walks of the real transitions over pools of up to MAX_BLOCKS
-    # blocks, never holding more than MAX_ENTRIES entries or pins above MAX_PIN.
+def _rename(value: Any, names: dict[str, str]) -> Any:
+    """``value`` (a policy's abstract variables) with its keys renamed."""
+    if isinstance(value, str):
+        return names.get(value, value)
+    if isinstance(value, dict):
+        return {_rename(k, names): _rename(v, names) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_rename(v, names) for v in value)
+    return value
+
+
+def _preimage(s: CacheState) -> tuple[Choice, dict[str, str]]:
+    """The factory's choices that build ``s`` up to key names, and the renaming."""
+    p = s.policy
+    if isinstance(p, GdsfPolicy):
+        order = list(p.abstract()["order"])
+    elif isinstance(p, S3FifoPolicy):
+        order = [*p.small, *p.main]
+    else:
+        order = list(p.evictable_keys())
+    order += sorted(k for k in s.entries if k not in order)
+    names = {key: KEYS[i] for i, key in enumerate(order)}
+    owners = [-1] * MAX_BLOCKS
+    for i, key in enumerate(order):
+        for b in s.entries[key].block_ids:
+            owners[b] = i
+    pins = [s.entries[k].pin_count for k in order] + [0] * (MAX_ENTRIES - len(order))
+    sizes = [len(s.entries[k].block_ids) for k in order]
+    choices: list[int] = []
+    if isinstance(p, GdsfPolicy):
+        freqs = [p.freq.get(k, 1) for k in order] + [1] * (MAX_ENTRIES - len(order))
+        backs = [0] * MAX_ENTRIES
+        for i, key in enumerate(order):
+            if key in p.members:
+                weight = p.scale * p.freq[key] // max(sizes[i], 1)
+                backs[i] = p.clock - (p.members[key][0] - weight)
+        choices = [p.clock, *freqs, *backs, *([0] * MAX_ENTRIES)]
+    elif isinstance(p, S3FifoPolicy):
+        homes = [int(p.home[k] == "M") for k in order] + [0] * (MAX_ENTRIES - len(order))
+        counters = [p.freq.get(k, 0) for k in order] + [0] * (MAX_ENTRIES - len(order))
+        ghost = list(p.ghost.items())
+        names.update({key: GHOST_KEYS[j] for j, (key, _) in enumerate(ghost)})
+        weights = [w for _, w in ghost] + [0] * (MAX_GHOSTS - len(ghost))
+        choices = [*homes, *counters, len(ghost), *weights]
+    choice = (s.num_blocks, len(order), tuple(owners), tuple(pins), False, tuple(choices))
+    return choice, names
+
+
+def _shape(s: CacheState, names: dict[str, str]) -> tuple[object, ...]:
+    """A state with its keys renamed and its free stack as a set."""
+    entries = sorted((names[k], e.pin_count, e.block_ids) for k, e in s.entries.items())
+    policy = _rename(s.policy.abstract(), names)
+    return (s.num_blocks, sorted(s.free), entries, s.evictable_blocks, sorted(policy.items()))
+
+
+def _walk(policy: str, rng: random.Random) -> Iterator[CacheState]:
+    """A random walk of the real transitions over a pool of at most MAX_BLOCKS blocks,
+    never holding more than MAX_ENTRIES entries or pins above MAX_PIN. Lifecycle calls
+    go to keys in the state they need, so that entries get used, evicted (into
+    s3fifo's ghost, and back) and promoted."""
+    num_blocks = rng.randint(1, MAX_BLOCKS)
+    s = CacheState(num_blocks, POLICY_FACTORIES[policy](num_blocks))
+
+    def live(where: Callable[[int], bool]) -> list[str]:
+        return sorted(k for k, e in s.entries.items() if where(e.pin_count))
+
+    for _ in range(24):
+        op = rng.choice(["alloc", "alloc", "mark_ready", "pin", "pin", "unpin", "unpin", "discard"])
+        keys = {
+            "alloc": [f"x{i}" for i in range(5)],
+            "mark_ready": live(lambda pins: pins < 0),
+            "pin": live(lambda pins: 0 <= pins < MAX_PIN),
+            "unpin": live(lambda pins: pins > 0),
+            "discard": live(lambda pins: pins < 0),
+        }[op]
+        if not keys or (op == "alloc" and len(s.entries) >= MAX_ENTRIES):
+            continue
+        key = rng.choice(keys)
+        if op == "pin" and rng.random() < 0.5:
+            op = "pin_if_ready"
+        try:
+            if op == "alloc":
+                transitions.alloc(s, key, rng.choice([0, 1, 1, 1, 2, s.num_blocks]))
+            else:
+                getattr(transitions, op)(s, key)
+        except errors.CacheError:
+            continue
+        yield s
+
+
+#: The built states' own names.
+IDENTITY = {key: key for key in (*KEYS, *GHOST_KEYS)}
+
+
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+def test_factory_reaches_every_small_reachable_state(policy: str) -> None:
     rng = random.Random(4)
     reached = 0
-    for _ in range(300):
-        s = CacheState(rng.randint(0, MAX_BLOCKS))
-        for _ in range(12):
-            key = f"x{rng.randint(0, 4)}"
-            op = rng.choice(["alloc", "mark_ready", "pin", "pin_if_ready", "unpin", "discard"])
-            entry = s.entries.get(key)
-            if op == "alloc" and len(s.entries) >= MAX_ENTRIES:
-                continue
-            if op in ("pin", "pin_if_ready") and entry is not None and entry.pin_count >= MAX_PIN:
-                continue
-            try:
-                if op == "alloc":
-                    transitions.alloc(s, key, rng.randint(0, s.num_blocks))
-                else:
-                    getattr(transitions, op)(s, key)
-            except errors.CacheError:
-                continue
-            assert len(s.entries) <= MAX_ENTRIES
-            assert _shape(s) in built_shapes, s
+    for _ in range(1000):
+        for s in _walk(policy, rng):
+            (n, m, owners, pins, desc, choices), names = _preimage(s)
+            for (lo, hi), value in zip(choice_bounds(policy), choices, strict=True):
+                assert lo <= value and (hi is None or value <= hi), (choices, s)
+            built = build_state(n, m, owners, pins, desc, policy, choices)
+            assert _shape(built, IDENTITY) == _shape(s, names), s
             reached += 1
-    assert reached > 1000
+    assert reached > 5000
+
+
+def test_a_copy_of_a_built_state_evicts_from_its_own_policy() -> None:
+    """CrossHair deep-copies its arguments: the copy's hooks must act on the copy."""
+    s = build_state(3, 2, (0, 1, -1, -1), (0, 0, 0), policy="fifo")
+    twin = copy.deepcopy(s)
+    transitions.alloc(twin, "new", 3)
+    invariants.check(twin)
+    invariants.check(s)
+    assert set(s.entries) == {"k0", "k1"} and not twin.policy.evictable_keys()
 
 
 # ---------------------------------------------------------------- documented raises
@@ -168,9 +309,9 @@ def test_documented_raises_are_read_without_type_error() -> None:
     assert documented_raises(transitions.pin_if_ready) == set()
 
 
-@pytest.mark.parametrize("bug", PLANTED, ids=[b.target.rsplit(".", 1)[1] for b in PLANTED])
+@pytest.mark.parametrize("bug", [b for b in PLANTED if b.body is not None], ids=lambda b: b.name)
 def test_planted_copies_document_the_same_raises(bug: PlantedBug) -> None:
-    func = getattr(planted, bug.target.rsplit(".", 1)[1])
+    assert bug.body is not None
     real = getattr(transitions, bug.transition)
-    assert documented_raises(func) == documented_raises(real)
-    assert "PLANTED BUG" in (func.__doc__ or "")
+    assert documented_raises(bug.body) == documented_raises(real)
+    assert "PLANTED BUG" in (bug.body.__doc__ or "")
