@@ -67,6 +67,29 @@ class CacheState:
         #: How many keys the policy holds as evictable. O(1).
         self.evictable_count = hooks.evictable_count
 
+    def copy(self) -> CacheState:
+        """An independent deep copy (entries and policy too), hooks bound to the copy.
+
+        O(N + entries). Replay and the linearizability model branch states with it.
+        """
+        twin = CacheState.__new__(CacheState)
+        twin.num_blocks = self.num_blocks
+        twin.free = self.free.copy()
+        twin.entries = {}
+        for key, entry in self.entries.items():
+            clone = CacheEntry(entry.block_ids)
+            clone._pin_count = entry._pin_count
+            twin.entries[key] = clone
+        twin.evictable_blocks = self.evictable_blocks
+        twin.set_policy(self.policy.clone())
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, object]) -> CacheState:
+        """``copy.deepcopy`` must rebind the hooks to the copy's policy (see ``copy``)."""
+        twin = self.copy()
+        memo[id(self)] = twin
+        return twin
+
     def __repr__(self) -> str:
         return (
             f"CacheState(num_blocks={self.num_blocks}, free={self.free!r}, "
