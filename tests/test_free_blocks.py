@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from embedding_cache.free_blocks import FreeBlocks, runs_of, size_class
+from embedding_cache.free_blocks import FreeBlocks, FreeStack, runs_of, size_class
 
 
 def test_runs_of() -> None:
@@ -18,12 +18,12 @@ def test_size_class() -> None:
     assert [size_class(n) for n in (1, 2, 3, 4, 7, 8)] == [0, 1, 1, 2, 2, 3]
 
 
-def test_fresh_pool_is_one_extent_and_allocates_runs() -> None:
+def test_fresh_pool_is_one_extent_and_allocates_runs_from_its_back() -> None:
     fb = FreeBlocks(10)
     assert len(fb) == 10 and fb.extents() == [(0, 10)]
-    assert fb.take(3) == (0, 1, 2)
+    assert fb.take(3) == (7, 8, 9)
     assert fb.take(4) == (3, 4, 5, 6)
-    assert fb.extents() == [(7, 10)]
+    assert fb.extents() == [(0, 3)]
     assert fb.take(0) == ()
 
 
@@ -48,12 +48,14 @@ def test_fragmented_take_gathers_largest_extents_first_ascending() -> None:
     assert len(fb) == 1
 
 
-def test_prefers_an_extent_that_fits_whole() -> None:
+def test_prefers_the_smallest_class_that_fits_whole() -> None:
     fb = FreeBlocks(20)
-    a, _gap, b = fb.take(3), fb.take(1), fb.take(8)
+    a, _gap, b = fb.take(3), fb.take(1), fb.take(8)  # (17..19), (16), (8..15)
     fb.give(a)
-    fb.give(b)  # extents: [0,3) and [4,20) (b merges with the free tail)
-    assert fb.take(5) == (4, 5, 6, 7, 8)
+    fb.give(b)  # extents: [0, 16) merged with b, and [17, 20)
+    assert fb.extents() == [(0, 16), (17, 20)]
+    assert fb.take(2) == (18, 19)  # class 1 ([2, 4)) fits 2 whole
+    assert fb.take(5) == (11, 12, 13, 14, 15)
 
 
 @settings(max_examples=60, deadline=None)
@@ -62,7 +64,7 @@ def test_prefers_an_extent_that_fits_whole() -> None:
     script=st.lists(st.tuples(st.booleans(), st.integers(0, 70)), max_size=60),
 )
 def test_every_id_stays_free_or_owned_exactly_once(n: int, script: list[tuple[bool, int]]) -> None:
-    fb = FreeBlocks(n)
+    fb = FreeBlocks(n, track=True)
     owned: list[tuple[int, ...]] = []
     for is_take, arg in script:
         if is_take and arg <= len(fb):
@@ -74,6 +76,7 @@ def test_every_id_stays_free_or_owned_exactly_once(n: int, script: list[tuple[bo
         elif owned:
             fb.give(owned.pop(arg % len(owned)))
         every = sorted([*fb, *(b for ids in owned for b in ids)])
+        assert all(fb.just_freed(ids) is False or not ids for ids in owned)
         assert every == list(range(n))
         assert sum(b - a for a, b in fb.extents()) == len(fb)
         # extents are maximal: no two touch
@@ -82,12 +85,22 @@ def test_every_id_stays_free_or_owned_exactly_once(n: int, script: list[tuple[bo
 
 
 def test_plan_take_predicts_take_without_changing_anything() -> None:
-    fb = FreeBlocks(16)
+    fb = FreeBlocks(16, track=True)
     x, y, z = fb.take(4), fb.take(4), fb.take(4)
     fb.give(y)
     before = fb.extents()
     predicted = fb.plan_take(6, x)
     assert fb.extents() == before
     fb.give(x)
+    assert fb.just_freed(x) and not fb.just_freed(z)
     assert fb.take(6) == predicted
-    assert z == (8, 9, 10, 11)
+    assert z == (4, 5, 6, 7)
+
+
+def test_free_stack_is_the_seeds_lifo() -> None:
+    st_ = FreeStack(range(6))
+    assert st_.take(2) == (4, 5)
+    st_.give((4, 5))
+    assert st_.just_freed((4, 5))
+    assert st_.plan_take(3, (9,)) == (4, 5, 9)
+    assert st_.take(3) == (3, 4, 5)

@@ -22,6 +22,9 @@ from collections.abc import Iterable, Iterator, Sequence
 #: A run of consecutive block ids [start, end).
 Run = tuple[int, int]
 
+#: Enough 1-bytes for most runs, so marking a run free copies a slice.
+_ONES = b"\x01" * 4096
+
 
 def runs_of(ids: Sequence[int]) -> list[Run]:
     """The maximal runs of consecutive ids in ``ids`` (ascending, unique). O(1) for one run.
@@ -53,10 +56,15 @@ def size_class(length: int) -> int:
 class FreeBlocks:
     """The free ids of a pool of ``num_blocks``, as coalesced extents (module docstring)."""
 
-    __slots__ = ("_by_end", "_by_start", "_classes", "_count", "_mask")
+    __slots__ = ("_by_end", "_by_start", "_classes", "_count", "_map", "_mask")
 
-    def __init__(self, num_blocks: int) -> None:
-        """All of 0 .. num_blocks-1 free, as one extent. O(log num_blocks)."""
+    def __init__(self, num_blocks: int, *, track: bool = False) -> None:
+        """All of 0 .. num_blocks-1 free, as one extent. O(log num_blocks).
+
+        ``track`` keeps a byte per id saying whether it is free, so that the
+        checked builds' contracts can ask ``just_freed`` exactly (O(N) to build,
+        a C-level slice per change); the default build does without.
+        """
         #: start -> end of every free extent.
         self._by_start: dict[int, int] = {}
         #: end -> start of every free extent (for merging with a left neighbour).
@@ -66,12 +74,17 @@ class FreeBlocks:
         #: Bit c set iff class c is not empty.
         self._mask = 0
         self._count = 0
+        #: One byte per id, 1 when free (only with ``track``; empty otherwise).
+        self._map = bytearray(num_blocks) if track else bytearray()
         if num_blocks:
             self._insert(0, num_blocks)
 
     # ------------------------------------------------------------ extents
 
     def _insert(self, start: int, end: int) -> None:
+        if self._map:  # empty only in plan_take's scratch copy (and a 0-block pool)
+            n = end - start
+            self._map[start:end] = _ONES[:n] if n <= len(_ONES) else b"\x01" * n
         self._by_start[start] = end
         self._by_end[end] = start
         c = size_class(end - start)
@@ -81,6 +94,8 @@ class FreeBlocks:
 
     def _remove(self, start: int) -> int:
         end = self._by_start.pop(start)
+        if self._map:
+            self._map[start:end] = bytes(end - start)
         del self._by_end[end]
         c = size_class(end - start)
         members = self._classes[c]
@@ -89,6 +104,24 @@ class FreeBlocks:
             self._mask &= ~(1 << c)
         self._count -= end - start
         return end
+
+    def _shrink(self, start: int, end: int, new_end: int) -> None:
+        """Cut [new_end, end) off the back of the extent at ``start``: its start key
+        stays, so only the end index (and, across a power of two, its class) change."""
+        self._by_start[start] = new_end
+        del self._by_end[end]
+        self._by_end[new_end] = start
+        self._count -= end - new_end
+        if self._map:
+            self._map[new_end:end] = bytes(end - new_end)
+        old_c, new_c = size_class(end - start), size_class(new_end - start)
+        if old_c != new_c:
+            members = self._classes[old_c]
+            del members[start]
+            if not members:
+                self._mask &= ~(1 << old_c)
+            self._classes[new_c][start] = None
+            self._mask |= 1 << new_c
 
     # ------------------------------------------------------------ queries
 
@@ -101,6 +134,20 @@ class FreeBlocks:
         for start in sorted(self._by_start):
             yield from range(start, self._by_start[start])
 
+    def just_freed(self, ids: Sequence[int]) -> bool:
+        """After ``give(ids)``: True when every id in ``ids`` is free.
+
+        Exact with ``track`` (O(len(ids)), C-level per run); without it, only
+        that the free count covers them (the full sweep checks identities).
+        """
+        free_map = self._map
+        if not free_map:
+            return self._count >= len(ids)
+        for a, b in runs_of(ids):
+            if a < 0 or b > len(free_map) or free_map.find(0, a, b) != -1:
+                return False
+        return True
+
     def extents(self) -> list[Run]:
         """The free extents, ascending. O(extents log extents)."""
         return sorted(self._by_start.items())
@@ -111,6 +158,10 @@ class FreeBlocks:
         return f"FreeBlocks({self._count} free: {shown}{more})"
 
     # ------------------------------------------------------------ changes
+
+    def extend(self, ids: Sequence[int]) -> None:
+        """``give``, under the name a list uses (the seed's free list was one)."""
+        self.give(ids)
 
     def give(self, ids: Sequence[int]) -> None:
         """Free ``ids`` (ascending, unique, not free), merging with free neighbours.
@@ -130,7 +181,7 @@ class FreeBlocks:
     def take(self, n: int) -> tuple[int, ...]:
         """Allocate ``n`` <= len(self) ids, ascending, in as few runs as the extents allow.
 
-        One run whenever an extent of >= n ids exists: the front of an extent
+        One run whenever an extent of >= n ids exists: the back of an extent
         from the smallest size class that guarantees n (good fit), else the
         first extent of n's own class that is long enough; otherwise whole
         extents from the largest class down until n are gathered.
@@ -140,10 +191,12 @@ class FreeBlocks:
             return ()
         start = self._fit(n)
         if start is not None:
-            end = self._remove(start)
-            if end - start > n:
-                self._insert(start + n, end)
-            return tuple(range(start, start + n))
+            end = self._by_start[start]
+            if end - start == n:
+                self._remove(start)
+            else:
+                self._shrink(start, end, end - n)
+            return tuple(range(end - n, end))
         runs: list[Run] = []
         need = n
         while need:
@@ -178,22 +231,63 @@ class FreeBlocks:
                     break
         return None
 
-    def copy(self) -> FreeBlocks:
-        """An independent copy. O(extents)."""
+    def copy(self, *, with_map: bool = True) -> FreeBlocks:
+        """An independent copy. O(extents), plus O(N) for the membership map."""
         twin = FreeBlocks(0)
         twin._by_start = dict(self._by_start)
         twin._by_end = dict(self._by_end)
         twin._classes = [dict(members) for members in self._classes]
         twin._mask = self._mask
         twin._count = self._count
+        twin._map = self._map[:] if with_map else bytearray()
         return twin
 
     def plan_take(self, n: int, extra: Iterable[int]) -> tuple[int, ...]:
         """What ``give(extra)`` then ``take(n)`` would return, leaving this object unchanged.
 
         For the checked build's alloc contract (which blocks an alloc must take).
-        O(extents): it works on a copy. Used only in checked builds.
+        O(extents): it works on a copy without the membership map. Checked builds only.
         """
-        twin = self.copy()
+        twin = self.copy(with_map=False)
         twin.give(sorted(extra))
         return twin.take(n)
+
+
+class FreeStack(list[int]):
+    """The seed's free list: a LIFO stack of ids (``allocator="stack"``).
+
+    ``take(n)`` pops the top n and sorts them, ``give`` pushes; so the ids an
+    alloc gets are the seed's exactly, scattered as the seed's are. Kept for
+    exact seed compatibility and for CrossHair, whose solver handles a list
+    far better than the extent dictionaries. Same interface as FreeBlocks.
+    """
+
+    __slots__ = ()
+
+    def take(self, n: int) -> tuple[int, ...]:
+        """The top ``n`` ids, ascending. O(n log n)."""
+        if n <= 0:
+            return ()
+        taken = self[-n:]
+        del self[-n:]
+        taken.sort()
+        return tuple(taken)
+
+    def give(self, ids: Sequence[int]) -> None:
+        """Push ``ids`` on top, in order. O(len(ids))."""
+        self.extend(ids)
+
+    def just_freed(self, ids: Sequence[int]) -> bool:
+        """After ``give(ids)``: the top of the stack is exactly ``ids``. O(len(ids))."""
+        return not ids or self[-len(ids) :] == list(ids)
+
+    def plan_take(self, n: int, extra: Iterable[int]) -> tuple[int, ...]:
+        """What ``give(extra)`` then ``take(n)`` would return. O(n + len(extra))."""
+        if n <= 0:
+            return ()
+        pool = self[-n:] + list(extra)
+        return tuple(sorted(pool[len(pool) - n :]))
+
+    def copy(self) -> FreeStack:
+        """An independent copy. O(N)."""
+        return FreeStack(self)
