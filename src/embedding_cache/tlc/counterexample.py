@@ -1,0 +1,342 @@
+"""Every failure shows its counterexample, and what it violated by name.
+
+TLC names an invariant (``Error: Invariant TypeOK is violated.``) but not an
+action property that is a whole specification (a refinement check such as
+``CoreSpec == Core!Spec``): it prints its source position, ``Error: Action
+property line 289, col 17 to line 289, col 29 of module EmbeddingCache is
+violated.``, and action labels of conjunctive next-state relations are
+positions too (``<Action line 32, col 43 to ... of module M>``). A deadlock
+names nothing. This module maps a position back to the definition enclosing
+it (by reading the module file) and renders the behaviour TLC printed as the
+readable step table that invariant violations get.
+
+Self-contained on purpose (``output``/``report`` may call it without import
+cycles): it reads TLC's raw text; the trace parser of ``output`` is imported
+inside :func:`explain_failure` only.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+#: ``line L, col C to line L2, col C2 of module M`` (TLC's source ranges).
+POSITION = re.compile(
+    r"line (?P<line>\d+), col (?P<col>\d+) to line (?P<end_line>\d+), col (?P<end_col>\d+)"
+    r" of module (?P<module>\w+)"
+)
+_ACTION_PROPERTY = re.compile(r"^Error: Action property (?P<what>.+?) is violated\.?\s*$", re.M)
+_INVARIANT = re.compile(r"^Error: Invariant (?P<name>\S+) is violated", re.M)
+_DEADLOCK = re.compile(r"^Error: Deadlock reached", re.M)
+_TEMPORAL = re.compile(r"^Error: Temporal properties were violated", re.M)
+_BEHAVIOUR = re.compile(r"^Error: The behavior up to this point is:", re.M)
+#: A definition at the start of a line: ``Name ==``, ``Name(a, b) ==``,
+#: ``RECURSIVE``/``LOCAL`` prefixes allowed (infix operator definitions are
+#: not matched; they do not name properties).
+_DEFINITION = re.compile(r"^(?:LOCAL\s+)?(?P<name>[A-Za-z_]\w*)\s*(?:\([^=]*\))?\s*==(?!=)")
+_STATE_LABEL = re.compile(r"^State (?P<n>\d+): <(?P<label>.*)>\s*$", re.M)
+_MODULE_END = re.compile(r"^={4,}")
+_SEPARATOR = re.compile(r"^-{4,}")
+
+#: Width at which a step's changed values are wrapped.
+VALUE_WIDTH = 88
+
+
+@dataclass(frozen=True)
+class SourcePosition:
+    """A source range TLC printed (1-based lines and columns)."""
+
+    module: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return (
+            f"line {self.line}, col {self.col} to line {self.end_line}, col {self.end_col} "
+            f"of module {self.module}"
+        )
+
+
+@dataclass(frozen=True)
+class Violation:
+    """What a failed run violated, named.
+
+    ``kind`` is ``invariant``, ``action-property``, ``temporal`` or
+    ``deadlock``; ``name`` the definition's name (``Module!Def`` when it was
+    found from a position in a module other than the root's), or the name TLC
+    printed; ``position`` the range TLC printed instead of a name, if any;
+    ``excerpt`` the source text of that range.
+    """
+
+    kind: str
+    name: str | None
+    position: SourcePosition | None = None
+    excerpt: str = ""
+
+    def headline(self) -> str:
+        """One line for people: ``Action property CoreSpec (EmbeddingCache!Spec, ...)``."""
+        if self.kind == "deadlock":
+            return "Deadlock reached: the last state below has no successor."
+        if self.kind == "unnamed":
+            return "A violation TLC did not name (distributed TLC prints no name)."
+        label = {
+            "invariant": "Invariant",
+            "action-property": "Action property",
+            "temporal": "Temporal property",
+        }.get(self.kind, self.kind)
+        where = ""
+        if self.position is not None:
+            text = f": {self.excerpt}" if self.excerpt else ""
+            where = f" ({self.position}{text})"
+        return f"{label} {self.name or '(unnamed)'} is violated{where}."
+
+
+class StepLike(Protocol):
+    """What the step table needs of a counterexample step (``output.Step``)."""
+
+    number: int
+    action: str
+    state: dict[str, str]
+    changed: dict[str, str]
+
+
+def parse_position(text: str) -> SourcePosition | None:
+    """The first TLC source range in text, or None. O(len(text))."""
+    match = POSITION.search(text)
+    if match is None:
+        return None
+    return SourcePosition(
+        module=match.group("module"),
+        line=int(match.group("line")),
+        col=int(match.group("col")),
+        end_line=int(match.group("end_line")),
+        end_col=int(match.group("end_col")),
+    )
+
+
+def enclosing_definition(module_text: str, line: int, col: int = 1) -> str | None:
+    """The name of the top-level definition whose text contains (line, col).
+
+    A definition starts at the beginning of a line (``Name ==`` or
+    ``Name(args) ==``) and extends to the next definition, separator line
+    (``----``) or the module's end; positions outside any definition (in a
+    comment block before the first one, after the end) give None. The column
+    only matters on the definition's first line. O(lines up to ``line``).
+    """
+    lines = module_text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    current: str | None = None
+    for number, text in enumerate(lines[:line], start=1):
+        if _MODULE_END.match(text) or _SEPARATOR.match(text):
+            current = None
+            continue
+        match = _DEFINITION.match(text)
+        if match is not None and (number < line or col > match.end("name")):
+            current = match.group("name")
+    return current
+
+
+def source_excerpt(module_text: str, position: SourcePosition, limit: int = 80) -> str:
+    """The text of a source range, on one line, cut at ``limit`` characters. O(range)."""
+    lines = module_text.splitlines()
+    if not 1 <= position.line <= position.end_line <= len(lines):
+        return ""
+    if position.line == position.end_line:
+        text = lines[position.line - 1][position.col - 1 : position.end_col]
+    else:
+        parts = [lines[position.line - 1][position.col - 1 :]]
+        parts += lines[position.line : position.end_line - 1]
+        parts.append(lines[position.end_line - 1][: position.end_col])
+        text = " ".join(p.strip() for p in parts)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def find_module(name: str, directories: Iterable[Path]) -> str | None:
+    """The text of module ``name`` (``name.tla``) in the first directory holding it."""
+    for directory in directories:
+        path = Path(directory) / f"{name}.tla"
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    return None
+
+
+def name_position(
+    position: SourcePosition,
+    directories: Iterable[Path],
+    candidates: Sequence[str] = (),
+) -> tuple[str | None, str]:
+    """Name the definition at ``position`` and give its source excerpt.
+
+    The name is the enclosing definition as ``Module!Name``; when exactly one
+    of ``candidates`` (the config's properties that TLC did not name) exists,
+    the result reads ``Candidate = Module!Name``, because TLC reports the
+    position inside the candidate's expansion (``CoreSpec == Core!Spec`` is
+    reported at ``[][Next]_vars`` of ``Spec`` in ``EmbeddingCache``).
+    O(module size).
+    """
+    text = find_module(position.module, directories)
+    if text is None:
+        inner = None
+        excerpt = ""
+    else:
+        inner = enclosing_definition(text, position.line, position.col)
+        excerpt = source_excerpt(text, position)
+    qualified = f"{position.module}!{inner}" if inner else None
+    if inner is not None and inner in candidates:
+        return inner, excerpt
+    if len(candidates) == 1:
+        only = candidates[0]
+        return (f"{only} = {qualified}" if qualified else only), excerpt
+    return qualified, excerpt
+
+
+def identify_violation(
+    raw_output: str,
+    directories: Iterable[Path],
+    properties: Sequence[str] = (),
+) -> Violation | None:
+    """What the run violated, named (None if TLC reported no violation).
+
+    ``properties`` are the config's PROPERTIES, used to attribute a position
+    (see :func:`name_position`) and a temporal violation when there is one.
+    O(output size + module size).
+    """
+    dirs = list(directories)
+    if match := _INVARIANT.search(raw_output):
+        return Violation("invariant", match.group("name"))
+    if match := _ACTION_PROPERTY.search(raw_output):
+        what = match.group("what")
+        position = parse_position(what)
+        if position is None:
+            return Violation("action-property", what)
+        named = [p for p in properties if re.search(rf"\b{re.escape(p)}\b", raw_output) is None]
+        name, excerpt = name_position(position, dirs, named)
+        return Violation("action-property", name, position, excerpt)
+    if _TEMPORAL.search(raw_output):
+        return Violation("temporal", properties[0] if len(properties) == 1 else None)
+    if _DEADLOCK.search(raw_output):
+        return Violation("deadlock", None)
+    if _BEHAVIOUR.search(raw_output):  # distributed TLC prints no name
+        return Violation("unnamed", None)
+    return None
+
+
+def _table(rows: list[list[str]]) -> str:
+    """A three-column text table (step right-aligned)."""
+    headers = ["step", "action", "changes"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def fmt(cells: list[str]) -> str:
+        first = cells[0].rjust(widths[0])
+        return "  ".join([first, cells[1].ljust(widths[1]), cells[2]]).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([fmt(headers), rule, *(fmt(r) for r in rows)])
+
+
+def raw_labels(raw_output: str) -> dict[int, str]:
+    """TLC's own label of each state of the behaviour (``State i: <label>``). O(output)."""
+    return {int(m.group("n")): m.group("label") for m in _STATE_LABEL.finditer(raw_output)}
+
+
+def step_label(step: StepLike, directories: Iterable[Path], raw_label: str | None = None) -> str:
+    """A readable action name for a step.
+
+    TLC labels the steps of a conjunctive next-state relation with a
+    position (``Action line 32, col 43 to ... of module M``): that becomes
+    the enclosing definition's name. When the state records the operation
+    (this spec's history variable ``lastOp``), it is appended, e.g.
+    ``CheckSpec: Alloc(k2, 3)``. O(module size).
+    """
+    label = step.action
+    position = parse_position(raw_label or "")
+    if position is not None:
+        text = find_module(position.module, directories)
+        inner = enclosing_definition(text, position.line, position.col) if text else None
+        label = inner or f"{position.module}:{position.line}"
+    last_op = step.state.get("lastOp")
+    if last_op and label != "Init" and not label.startswith("Back to"):
+        op = re.search(r'op \|-> "(?P<op>\w+)"', last_op)
+        key = re.search(r"key \|-> (?P<key>[^,\]]+)", last_op)
+        n = re.search(r"n \|-> (?P<n>\d+)", last_op)
+        if op is not None:
+            args = [m.group(g).strip('"') for m, g in ((key, "key"), (n, "n")) if m is not None]
+            if op.group("op") not in ("Alloc", "AllocFail") and args:
+                args = args[:1]
+            call = f"{op.group('op')}({', '.join(args)})"
+            label = call if label in ("Next", call) else f"{label}: {call}"
+    return label
+
+
+def step_table(
+    steps: Sequence[StepLike],
+    directories: Iterable[Path] = (),
+    labels: Mapping[int, str] | None = None,
+) -> str:
+    """The counterexample as a table: step, readable action, what changed.
+
+    ``labels`` are TLC's raw state labels (:func:`raw_labels`), which keep
+    the positions that ``output.Step.action`` drops. O(trace size).
+    """
+    dirs = list(directories)
+    rows: list[list[str]] = []
+    for step in steps:
+        raw = None if labels is None else labels.get(step.number)
+        action = step_label(step, dirs, raw)
+        if not step.changed:
+            rows.append([str(step.number), action, "(nothing)" if step.state else ""])
+            continue
+        first = True
+        for name, value in step.changed.items():
+            wrapped = textwrap.wrap(
+                f"{name}' = {value}", VALUE_WIDTH, subsequent_indent="    "
+            ) or [""]
+            for line in wrapped:
+                rows.append([str(step.number) if first else "", action if first else "", line])
+                first = False
+    return _table(rows) if rows else "(no steps)"
+
+
+def explain_failure(
+    raw_output: str,
+    directories: Iterable[Path],
+    properties: Sequence[str] = (),
+) -> str | None:
+    """The readable report of a violation: what, by name, and the step table.
+
+    For invariants, action properties (including refinement checks that TLC
+    reports by position), temporal properties and deadlocks; None when the
+    output holds no violation. ``directories`` are searched for the modules
+    that positions refer to (the model's tla/ directory). O(output size +
+    module size).
+    """
+    from .output import parse_trace  # here, so output.py may import this module
+
+    dirs = list(directories)
+    violation = identify_violation(raw_output, dirs, properties)
+    if violation is None:
+        return None
+    lines = [violation.headline()]
+    if _BEHAVIOUR.search(raw_output):
+        lines.append(step_table(parse_trace(raw_output), dirs, raw_labels(raw_output)))
+    else:
+        lines.append("(TLC printed no behaviour)")
+    return "\n".join(lines)
+
+
+def violation_json(violation: Violation) -> Mapping[str, object]:
+    """A violation as JSON-ready data."""
+    return {
+        "kind": violation.kind,
+        "name": violation.name,
+        "position": None if violation.position is None else str(violation.position),
+        "excerpt": violation.excerpt,
+    }

@@ -1,0 +1,346 @@
+"""Random simulation with TLC (``-simulate``) at production-like sizes.
+
+Exhaustive checking stops at a few keys and blocks; simulation walks random
+behaviours of a much larger configuration (by default 16 keys, 64 blocks,
+pin depth 4, behaviours of 200 steps) and checks every invariant and action
+property of the config on every step (TLC 2.15's simulator checks both;
+the views are irrelevant and dropped).
+
+The simulation configs are *derived*, not copied: :func:`scale_config`
+rewrites a manifest model's config (its constants ``Keys``, ``N``,
+``MaxPins``, ``Level``, the s3fifo sizes; its ``VIEW``/``SYMMETRY`` dropped),
+so each bug model's defect (its ``Op <- BuggyOp`` override) and each
+policy's full check list carry over unchanged and cannot drift.
+:func:`simulation_models` names them: ``MCSim<Policy>`` from the policy's
+main model, ``MCSim<BugModel>`` per bug model.
+
+Why the counts level: at block level each ``Alloc`` step enumerates every
+block set ``S \\in SUBSET Blocks`` (2^64 at 64 blocks), and the simulator
+computes all successors of a state before picking one. At counts level an
+alloc has no block choice (``BlockChoices = {{}}``): a step costs the
+16 x 65 alloc arguments and the eviction loop. What the counts level cannot
+express (which block ids) is checked exhaustively at block level.
+
+Time bound: this TLC build prints its statistics only at the end (or each
+minute), so a run killed at the deadline would report nothing. A run is
+therefore a series of batches, each ``-simulate num=T -seed s`` (T traces,
+seeds ``seed``, ``seed + 1``, ...), sized from the measured rate to end
+before the deadline; traces and states are the sums over finished batches.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import read_config
+from .jar import locate_jar, locate_java
+from .manifest import PASS, Model
+from .output import TlcOutput, parse_output
+from .process import JavaProcess, LineSink
+from .runner import judge
+
+#: The result's ``mode`` in JSON.
+MODE = "simulate"
+
+#: The main model of each policy, whose config (all invariants and
+#: properties, the ghost variables for the order property) is scaled up.
+POLICY_BASES = {"fifo": "MCDeep", "gdsf": "MCGdsf", "s3fifo": "MCS3Fifo"}
+
+_PROGRESS = re.compile(r"^Progress: (?P<n>[\d,]+) states checked", re.M)
+_GENERATED = re.compile(r"^The number of states generated: (?P<n>[\d,]+)", re.M)
+_FINISHED = re.compile(r"^Finished in ", re.M)
+_CONSTANT = re.compile(r"^(?P<indent>\s*)(?P<name>\w+)\s*=\s*(?P<value>.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The sizes a simulation config gets."""
+
+    keys: int = 16
+    blocks: int = 64
+    max_pins: int = 4
+    level: str = "counts"
+
+    def constants(self) -> dict[str, str]:
+        """The TLA+ text of each scaled constant (s3fifo's sizes as in every model:
+        SmallTarget = Max(1, N div 10), GhostCapacity = N - SmallTarget)."""
+        small = max(1, self.blocks // 10)
+        return {
+            "Keys": "{" + ", ".join(f"k{i}" for i in range(1, self.keys + 1)) + "}",
+            "N": str(self.blocks),
+            "MaxPins": str(self.max_pins),
+            "Level": f'"{self.level}"',
+            "SmallTarget": str(small),
+            "GhostCapacity": str(self.blocks - small),
+        }
+
+
+#: Near production shape (the issue's example).
+PRODUCTION = Shape()
+
+
+def scale_config(text: str, shape: Shape = PRODUCTION) -> str:
+    """The config ``text`` with its constants scaled to ``shape``.
+
+    Only constants the config assigns are rewritten (an s3fifo size appears
+    only in s3fifo configs); overrides (``<-``) and every other line stay;
+    ``VIEW`` and ``SYMMETRY`` lines are dropped (the simulator does not
+    fingerprint, and a quotient view costs time). A multi-line ``Keys`` set is
+    not expected (the manifest's configs write it on one line). O(len(text)).
+    """
+    values = shape.constants()
+    out: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("VIEW", "SYMMETRY")):
+            continue
+        match = _CONSTANT.match(line)
+        if match is not None and match.group("name") in values and "<-" not in line:
+            name = match.group("name")
+            line = f"{match.group('indent')}{name} = {values[name]}"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@dataclass(frozen=True)
+class SimulationModel:
+    """A simulation: a name and the manifest model whose config it scales."""
+
+    name: str
+    base: Model
+
+
+def simulation_models(models: list[Model]) -> list[SimulationModel]:
+    """``MCSim<Policy>`` per policy with a main model, ``MCSim<Bug...>`` per bug
+    model (tag ``bug``), in manifest order. O(models)."""
+    by_name = {m.name: m for m in models}
+    sims = [
+        SimulationModel(f"MCSim{policy.capitalize().replace('fifo', 'Fifo')}", by_name[base])
+        for policy, base in POLICY_BASES.items()
+        if base in by_name
+    ]
+    sims += [SimulationModel(f"MCSim{m.name[2:]}", m) for m in models if "bug" in m.tags]
+    return sims
+
+
+def simulation_command(
+    java: Path,
+    jar: Path,
+    spec: str,
+    config: str,
+    *,
+    depth: int,
+    seed: int,
+    traces: int,
+    metadir: Path,
+    check_deadlock: bool = True,
+) -> list[str]:
+    """The command line of one simulation batch (run it inside the tla/ directory)."""
+    command = [
+        str(java),
+        "-XX:+UseParallelGC",
+        "-cp",
+        str(jar),
+        "tlc2.TLC",
+        "-simulate",
+        f"num={traces}",
+        "-depth",
+        str(depth),
+        "-seed",
+        str(seed),
+        "-metadir",
+        str(metadir),
+        "-config",
+        config,
+        "-nowarning",
+    ]
+    if not check_deadlock:
+        command.append("-deadlock")
+    command.append(spec)
+    return command
+
+
+@dataclass
+class SimulationResult:
+    """A time-bounded simulation, judged against the base model's expectation."""
+
+    name: str
+    base: Model
+    shape: Shape
+    depth: int
+    budget_seconds: float
+    result: str  # "pass" (nothing found in the budget) or what was violated
+    ok: bool  # result == the base model's expectation
+    seconds: float
+    traces: int  # behaviours completed (or reaching the violation)
+    states: int  # states TLC checked (its "states checked")
+    seeds: list[int] = field(default_factory=list)
+    seconds_to_violation: float | None = None  # wall time until the violating batch ended
+    output: TlcOutput | None = None  # of the last batch (the violating one, if any)
+    raw_output: str = ""
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON, ``mode = "simulate"``."""
+        out = self.output
+        data: dict[str, Any] = {
+            "name": self.name,
+            "mode": MODE,
+            "base_model": self.base.name,
+            "policy": self.base.policy,
+            "expect": self.base.expect,
+            "result": self.result,
+            "ok": self.ok,
+            "traces": self.traces,
+            "states": self.states,
+            "depth": self.depth,
+            "seeds": self.seeds,
+            "seconds": round(self.seconds, 3),
+            "budget_seconds": self.budget_seconds,
+            "seconds_to_violation": (
+                None if self.seconds_to_violation is None else round(self.seconds_to_violation, 3)
+            ),
+            "shape": {
+                "keys": self.shape.keys,
+                "blocks": self.shape.blocks,
+                "max_pins": self.shape.max_pins,
+                "level": self.shape.level,
+            },
+            "note": self.note,
+        }
+        if out is not None and not self.ok:
+            data["message"] = out.message
+            data["counterexample"] = [
+                {"state": s.number, "action": s.action, "changed": s.changed} for s in out.trace
+            ]
+        return data
+
+
+def _count(pattern: re.Pattern[str], text: str) -> int:
+    """The last number the pattern finds in text (0 if none)."""
+    found = pattern.findall(text)
+    return int(found[-1].replace(",", "")) if found else 0
+
+
+def run_simulation(
+    base: Model,
+    tla_dir: Path,
+    *,
+    name: str | None = None,
+    depth: int = 200,
+    seconds: float = 60.0,
+    seed: int = 1,
+    shape: Shape = PRODUCTION,
+    first_batch: int = 2,
+    java: Path | None = None,
+    jar: Path | None = None,
+    on_line: LineSink | None = None,
+) -> SimulationResult:
+    """Simulate ``base``'s config scaled to ``shape`` for about ``seconds``.
+
+    Batches of ``-simulate num=T`` run until a violation or the deadline; the
+    first has ``first_batch`` traces, each next one is sized from the rate
+    measured so far (80 % of the remaining time). A batch still running at
+    the deadline is killed and not counted. The result is judged like a
+    model run: ``pass`` if nothing was violated, else what TLC named; ``ok``
+    if that is the base model's expectation. O(the budget).
+    """
+    if depth < 1 or seconds <= 0 or first_batch < 1:
+        raise ValueError("depth, seconds and first_batch must be positive")
+    java = locate_java() if java is None else java
+    jar = locate_jar() if jar is None else jar
+    label = name or f"MCSim{base.name[2:]}"
+    config = read_config(tla_dir / base.config)
+    scaled = scale_config((tla_dir / base.config).read_text(encoding="utf-8"), shape)
+    start = time.monotonic()
+    traces = states = 0
+    seeds: list[int] = []
+    output: TlcOutput | None = None
+    raw = ""
+    result = PASS
+    note = ""
+    to_violation: float | None = None
+    batch = first_batch
+    with tempfile.TemporaryDirectory(prefix=f"tlc-sim-{label}-") as tmp:
+        cfg = Path(tmp) / f"{label}.cfg"
+        cfg.write_text(scaled, encoding="utf-8")
+        index = 0
+        while True:
+            remaining = seconds - (time.monotonic() - start)
+            if remaining <= 0:
+                break
+            batch_seed = seed + index
+            index += 1
+            batch_start = time.monotonic()
+            process = JavaProcess(
+                simulation_command(
+                    java,
+                    jar,
+                    base.spec,
+                    str(cfg),
+                    depth=depth,
+                    seed=batch_seed,
+                    traces=batch,
+                    metadir=Path(tmp) / f"meta{index}",
+                    check_deadlock=base.check_deadlock,
+                ),
+                tla_dir,
+                label=label,
+                on_line=on_line,
+            )
+            finished = process.wait(remaining)
+            process.stop()
+            if not finished:
+                note = f"a batch of {batch} traces was stopped at the deadline (not counted)"
+                break
+            raw = process.text
+            output = parse_output(raw)
+            seeds.append(batch_seed)
+            batch_result = judge(base, output, config.properties)
+            if (
+                batch_result == "incomplete"
+                and _FINISHED.search(raw)
+                and process.proc.returncode == 0
+            ):
+                batch_result = PASS  # a clean batch ends without a verdict line
+            if batch_result not in (PASS, "incomplete"):
+                result = batch_result
+                to_violation = time.monotonic() - start
+                states += _count(_PROGRESS, raw)
+                traces += 1  # the violating behaviour (earlier ones of the batch are not printed)
+                break
+            if batch_result == "incomplete":
+                result = "incomplete"
+                note = "TLC stopped without a verdict: " + "\n".join(process.lines[-5:])
+                break
+            traces += batch
+            states += _count(_PROGRESS, raw)
+            per_trace = (time.monotonic() - batch_start) / batch
+            left = seconds - (time.monotonic() - start)
+            batch = max(1, int(0.8 * left / per_trace)) if per_trace > 0 else batch * 2
+    elapsed = time.monotonic() - start
+    ok = result == base.expect
+    if not ok and not note:
+        note = f"expected {base.expect}, got {result}"
+    return SimulationResult(
+        name=label,
+        base=base,
+        shape=shape,
+        depth=depth,
+        budget_seconds=seconds,
+        result=result,
+        ok=ok,
+        seconds=elapsed,
+        traces=traces,
+        states=states,
+        seeds=seeds,
+        seconds_to_violation=to_violation,
+        output=output,
+        raw_output=raw,
+        note=note,
+    )
