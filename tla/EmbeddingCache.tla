@@ -13,8 +13,9 @@
 (* core has NO eviction order: Alloc(k, n, V, S) may evict any set V of   *)
 (* evictable entries that is enough and not more than needed.  Each       *)
 (* eviction policy (EmbeddingCacheFifo, EmbeddingCacheGdsf,                *)
-(* EmbeddingCacheS3Fifo) adds its own variables and picks V; it refines   *)
-(* this spec with its variables hidden (checked by TLC, models.json).     *)
+(* EmbeddingCacheS3Fifo) adds one variable, policy, and picks V through   *)
+(* the glue EmbeddingCachePolicy; it refines this spec with policy hidden *)
+(* (checked by TLC, models.json).                                         *)
 (*                                                                         *)
 (* One definition of every action, two block stores.  The constant Level *)
 (* selects how blocks are represented:                                     *)
@@ -35,13 +36,11 @@
 (* `get` (a query, not a use); the callers (EmbeddingCacheCallers).       *)
 (* Names follow spec/NAMES.md.                                             *)
 (***************************************************************************)
-EXTENDS Integers, Sequences, FiniteSets
-
-CONSTANTS
-    Keys,       \* the content identities (mm_hash values) an entry may have
-    N,          \* the pool size; block ids are 0 .. N-1
-    MaxPins,    \* model bound on nested pins of one entry (unbounded in code)
-    Level       \* the block store: "blocks" or "counts" (see above)
+EXTENDS EmbeddingCacheLib, EmbeddingCacheParams
+\* EmbeddingCacheParams declares the constants Keys (the content
+\* identities), N (the pool size), MaxPins (the model's bound on nested
+\* pins), Level (the block store, above) and the variables entries, free,
+\* evictable, lastOp (below).
 
 ASSUME KeysAssumption    == Keys # {}
 ASSUME PoolAssumption    == N \in Nat
@@ -51,12 +50,10 @@ ASSUME LevelAssumption   == Level \in {"blocks", "counts"}
 Blocks   == 0 .. N - 1     \* the block ids of the pool
 NotReady == -1             \* the pin count of a not-ready entry (as in code)
 
-VARIABLES
-    entries,    \* live key -> [blocks, pins] or [size, pins]; DOMAIN = live keys
-    free,       \* the free blocks: a set of ids, or their number
-    evictable,  \* the evictable-block counter (_evictable_block_count)
-    lastOp      \* history: last operation [op, key, n]; no action reads it
-
+\* The variables: entries (live key -> [blocks, pins] or [size, pins];
+\* DOMAIN = the live keys), free (the free blocks: a set of ids, or their
+\* number), evictable (the evictable-block counter), lastOp (history: the
+\* last operation [op, key, n]; no action reads it).
 cacheVars == <<entries, free, evictable>>
 vars      == <<entries, free, evictable, lastOp>>
 
@@ -115,18 +112,7 @@ FreeTypeOK == IF IsBlocks THEN free \subseteq Blocks ELSE free \in 0 .. N
 -----------------------------------------------------------------------------
 (* Helpers.                                                                *)
 
-\* The set of elements of a sequence.
-Range(s) == {s[i] : i \in DOMAIN s}
-
-\* The sequence s without any occurrence of x.
-Remove(s, x) == SelectSeq(s, LAMBDA y : y # x)
-
-\* The function f with x mapped to v (added if absent), and without x.
-Put(f, x, v) == [y \in DOMAIN f \cup {x} |-> IF y = x THEN v ELSE f[y]]
-Drop(f, x)   == [y \in DOMAIN f \ {x} |-> f[y]]
-
-Min(a, b) == IF a <= b THEN a ELSE b
-Max(a, b) == IF a >= b THEN a ELSE b
+\* (Range, Remove, Put, Drop, Min, Max: EmbeddingCacheLib.)
 
 \* The live keys.
 Live == DOMAIN entries
@@ -139,10 +125,6 @@ RECURSIVE SetBlocks(_)
 SetBlocks(K) == IF K = {} THEN 0
                 ELSE LET k == CHOOSE x \in K : TRUE
                      IN  Size(k) + SetBlocks(K \ {k})
-
-\* Sum of the sizes along a sequence of live keys.
-RECURSIVE SeqBlocks(_)
-SeqBlocks(s) == IF s = <<>> THEN 0 ELSE Size(Head(s)) + SeqBlocks(Tail(s))
 
 \* The fail-fast check of alloc: free plus evictable blocks (the counter)
 \* suffice.

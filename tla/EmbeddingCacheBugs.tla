@@ -3,7 +3,9 @@
 (* Realistic defects, one per shared invariant or action property and per *)
 (* fifo property, each a drop-in replacement for one operator of the core *)
 (* (EmbeddingCache) or of the fifo policy (EmbeddingCacheFifo).  A bug    *)
-(* model (MCBug*.cfg) substitutes it (`Op <- BuggyOp`) and checks only    *)
+(* model (MCBug*.cfg) substitutes it (`Op <- BuggyOp` for a hook,       *)
+(* `Op <- [EmbeddingCache] BuggyOp` for a core action, `Op <-            *)
+(* [EmbeddingCachePolicy] BuggyOp` for the glue) and checks only         *)
 (* the invariant or property it must violate: if TLC does not report that *)
 (* violation, the invariant is vacuous on the models we check.  The bug   *)
 (* models run the fifo policy with its ghost clock (CheckSpec, GhostView).*)
@@ -29,7 +31,7 @@ DiscardKeepsBlocks(k) ==
 
 \* EvictableSetInv: every unpin appends to the queue (double append), not
 \* just the one that brings the pin count to 0.
-UnpinAlwaysAppends(k) == Unpin(k) /\ SetP(Release(P, k))
+UnpinAlwaysAppends(k) == Unpin(k) /\ policy' = Release(policy, k, Size(k))
 
 \* EvictableCountInv: mark_ready forgets the counter.
 MarkReadyForgetsCount(k) ==
@@ -53,15 +55,15 @@ UnpinForgetsCount(k) ==
 HasHeldEntriesNotReadyOnly == \E k \in Live : entries[k].pins = NotReady
 
 \* EvictOldestFirstProp: eviction pops the newest queued entry (LIFO).
-EvictOneNewest(p) ==
+EvictOneNewest(p, sz) ==
     [victim |-> p.queue[Len(p.queue)],
      p |-> [p EXCEPT !.queue = SubSeq(@, 1, Len(@) - 1)]]
 
 \* EvictOldestFirstProp, not refinement: mark_ready and the last unpin put
 \* the key at the HEAD of the queue, so the newest entry is evicted first.
 \* Every shared invariant and property, and EvictableSetInv, still hold.
-ReadyAtHead(p, k)   == [p EXCEPT !.queue = <<k>> \o @]
-ReleaseAtHead(p, k) == [p EXCEPT !.queue = <<k>> \o @]
+ReadyAtHead(p, k, s)   == [p EXCEPT !.queue = <<k>> \o @]
+ReleaseAtHead(p, k, s) == [p EXCEPT !.queue = <<k>> \o @]
 
 \* EvictOnlyAsNeededProp: the eviction loop tests `<=` instead of `<`, so
 \* it evicts one entry more than needed whenever one is left to evict.

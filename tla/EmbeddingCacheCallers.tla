@@ -25,7 +25,9 @@ VARIABLES
     holding     \* holding[r]: the key reader r has pinned, or NoKey
 
 callerVars == <<saver, holding>>
-allVars    == <<entries, free, evictable, lastOp, queue, saver, holding>>
+\* (Listed, not <<fullVars, ...>>: TLC 2.15 cannot evaluate UNCHANGED of a
+\* tuple that reached this module through a bare INSTANCE.)
+allVars    == <<entries, free, evictable, lastOp, policy, saver, holding>>
 
 CallersTypeOK ==
     /\ TypeOK
@@ -43,7 +45,7 @@ SaverStart(k) ==
     /\ saver[k] = "idle"
     /\ k \notin Live
     /\ saver' = [saver EXCEPT ![k] = "allocating"]
-    /\ UNCHANGED <<fullVars, holding>>
+    /\ UNCHANGED <<entries, free, evictable, lastOp, policy, holding>>
 
 \* The saver's alloc succeeds.
 SaverAlloc(k) ==

@@ -11,7 +11,7 @@
 (* The clock grows without bound; the views normalise stamps to ranks     *)
 (* (README.md, "Reductions").                                              *)
 (***************************************************************************)
-EXTENDS EmbeddingCacheFifo, EmbeddingCacheReductions
+EXTENDS EmbeddingCacheFifo   \* (EmbeddingCacheReductions comes with the glue)
 
 VARIABLES
     joinStamp,  \* ghost: E -> the clock value when the key last joined E
@@ -29,6 +29,8 @@ GhostStep ==
                             IF k \in joined THEN joinClock ELSE joinStamp[k]]
         /\ joinClock' = joinClock + Cardinality(joined)
 
+\* (Each check module states this line for its own ghosts: TLC 2.15 does not
+\* accept an operator applied to arguments as the SPECIFICATION.)
 CheckSpec == CacheInit /\ GhostInit /\ [][CacheNext /\ GhostStep]_checkVars
 
 GhostTypeOK == DOMAIN joinStamp = Evictable /\ joinClock \in Nat
@@ -49,7 +51,7 @@ Rank(k) == Cardinality({j \in DOMAIN joinStamp : joinStamp[j] < joinStamp[k]})
 StampRanks == [k \in DOMAIN joinStamp |-> Rank(k)]
 
 \* Drops lastOp and the clock, keeps the stamps' order (bug models).
-GhostView == <<cacheVars, policyVars, StampRanks>>
+GhostView == <<cacheVars, policy, StampRanks>>
 
 WellFormed ==
     /\ CoreWellFormed

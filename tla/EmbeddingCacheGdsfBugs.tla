@@ -7,12 +7,12 @@ EXTENDS EmbeddingCacheGdsfCheck
 
 \* EvictLowestPriorityProp: eviction takes the key that joined E first
 \* (the head of the tie-break order), ignoring priorities.
-EvictOneFirstJoined(p) ==
-    LET v == Head(p.order)
-    IN  [victim |-> v,
-         p |-> [p EXCEPT !.prio = Drop(@, v), !.freq = Drop(@, v),
-                         !.order = Tail(@), !.clock = p.prio[v]]]
+FirstJoinedPos(p) == 1
 
 \* EvictableSetInv: pin forgets to take the key out of the tie-break order.
 HoldKeepsOrder(p, k) == [p EXCEPT !.prio = Drop(@, k)]
+
+\* GdsfClockInv: the clock does not advance on eviction (L stays), so new
+\* priorities are computed from a stale clock and old keys are not aged.
+ClockStays(l, victimPrio) == l
 =============================================================================

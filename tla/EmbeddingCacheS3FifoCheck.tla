@@ -15,7 +15,7 @@
 (* taken only while S holds fewer than SmallTarget blocks; every key on   *)
 (* probation is in S and stays there until evicted.)                      *)
 (***************************************************************************)
-EXTENDS EmbeddingCacheS3Fifo, EmbeddingCacheReductions
+EXTENDS EmbeddingCacheS3Fifo   \* (EmbeddingCacheReductions comes with the glue)
 
 VARIABLE
     reused      \* ghost: the live keys used since they were admitted
@@ -54,7 +54,7 @@ KeyInfo(k) == <<Size(k), entries[k].pins, home[k],
                 IF k \in DOMAIN freq THEN freq[k] ELSE -1, k \in reused>>
 
 \* Without lastOp (bug and refinement models).
-S3FifoView == <<cacheVars, policyVars, reused>>
+S3FifoView == <<cacheVars, policy, reused>>
 
 \* Canonical under key and block renaming when well formed: each queue as
 \* the KeyInfo per position, the ghost as sizes, the held entries as a bag.

@@ -36,7 +36,7 @@ PostMatches(p) ==
     /\ \A k \in DOMAIN entries' :
            /\ entries'[k].pins = p.entries[k].pins
            /\ Cardinality(entries'[k].blocks) = p.entries[k].blocks
-    /\ \A v \in DOMAIN P : P'[v] = p[v]   \* each policy variable, by name
+    /\ \A v \in DOMAIN policy' : policy'[v] = p[v]   \* each policy field, by name
     /\ Cardinality(free') = p.free
     /\ (\E k \in DOMAIN entries' : entries'[k].pins # 0) = p.held
 

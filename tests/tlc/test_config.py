@@ -58,6 +58,7 @@ SAFETY = {
     "EvictOldestFirstProp",
     "EvictLowestPriorityProp",
     "EvictProbationFirstProp",
+    "GdsfClockInv",
     "EvictOnlyAsNeededProp",
     "FailedAllocUnchangedProp",
     "AllocFailsOnlyWhenShortProp",

@@ -1,0 +1,147 @@
+"""The TLA+ modules' structure: one home for every definition.
+
+Static checks on the text of ``tla/*.tla`` (no TLC needed): the glue between
+the core and a policy lives only in ``EmbeddingCachePolicy.tla``, every policy
+module imports it, and no definition's text is copied between modules. Each
+check is shown to fail on a planted copy. O(total size of the modules).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from embedding_cache.tlc.manifest import find_tla_dir
+
+TLA_DIR = find_tla_dir()
+GLUE = "EmbeddingCachePolicy.tla"
+POLICY_MODULES = ("EmbeddingCacheFifo.tla", "EmbeddingCacheGdsf.tla", "EmbeddingCacheS3Fifo.tla")
+#: The glue's definitions: each must be defined in the glue module only.
+GLUE_NAMES = (
+    "fullVars",
+    "Sizes",
+    "Enough",
+    "EvictLoop",
+    "Evict",
+    "CacheInit",
+    "CacheAlloc",
+    "CacheAllocAny",
+    "CacheAllocFail",
+    "CacheMarkReady",
+    "Use",
+    "CachePin",
+    "CachePinIfReady",
+    "CacheUnpin",
+    "CacheDiscard",
+    "CacheNext",
+    "CacheSpec",
+    "PolicyHistoryView",
+    "CoreSpec",
+)
+#: The hooks the glue declares and every policy module defines.
+HOOKS = (
+    "PInit",
+    "Admit",
+    "Forget",
+    "Ready",
+    "Hit",
+    "Hold",
+    "Release",
+    "HasVictim",
+    "EvictOne",
+)
+#: Definitions shorter than this (normalised) are not reported as copies.
+MIN_COPY = 60
+#: The one allowed repetition: each check module's ``CheckSpec`` names its own
+#: GhostInit/GhostStep/checkVars (TLC 2.15 rejects an operator applied to
+#: arguments as the SPECIFICATION, so it cannot be a glue operator).
+ALLOWED = {"CheckSpec == CacheInit /\\ GhostInit /\\ [][CacheNext /\\ GhostStep]_checkVars"}
+
+_DEF = re.compile(r"^(?P<name>[A-Za-z_]\w*)(\(.*?\))?\s*==")
+_BOUNDARY = ("----", "====", "(*", "\\*", "EXTENDS", "CONSTANT", "VARIABLE", "INSTANCE", "ASSUME")
+
+
+def definitions(text: str) -> list[tuple[str, str]]:
+    """The top-level definitions of a module as (name, normalised text): a definition
+    starts at column 0 with ``Name ==`` or ``Name(args) ==`` and runs to the next
+    blank line, comment or declaration. O(len(text))."""
+    found: list[tuple[str, str]] = []
+    current: list[str] = []
+    name = ""
+
+    def flush() -> None:
+        if current:
+            body = " ".join(re.sub(r"\\\*.*$", "", line) for line in current)
+            found.append((name, " ".join(body.split())))
+
+    for line in [*text.splitlines(), ""]:
+        match = _DEF.match(line)
+        if match or not line.strip() or line.startswith(_BOUNDARY) or line.startswith("RECURSIVE"):
+            flush()
+            current = [line] if match else []
+            name = match.group("name") if match else ""
+        elif current:
+            current.append(line)
+    return found
+
+
+def modules(tla_dir: Path) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(tla_dir.glob("*.tla"))}
+
+
+def copies(texts: dict[str, str]) -> list[list[tuple[str, str]]]:
+    """Definitions whose normalised text occurs in more than one module."""
+    where: defaultdict[str, list[tuple[str, str]]] = defaultdict(list)
+    for file, text in texts.items():
+        for name, body in definitions(text):
+            if len(body) >= MIN_COPY and body not in ALLOWED:
+                where[body].append((file, name))
+    return [sites for sites in where.values() if len({f for f, _ in sites}) > 1]
+
+
+def homes(texts: dict[str, str], name: str) -> set[str]:
+    """The modules that define name at top level."""
+    return {f for f, text in texts.items() if any(n == name for n, _ in definitions(text))}
+
+
+def test_no_definition_is_copied() -> None:
+    assert copies(modules(TLA_DIR)) == []
+
+
+def test_copy_check_catches_a_copied_definition() -> None:
+    texts = modules(TLA_DIR)
+    glue = dict(definitions(texts[GLUE]))
+    planted = dict(texts)
+    planted["EmbeddingCacheFifo.tla"] += f"\n{glue['CacheUnpin']}\n"
+    assert copies(planted), "a glue definition pasted into a policy module must be reported"
+
+
+@pytest.mark.parametrize("name", GLUE_NAMES)
+def test_glue_has_one_home(name: str) -> None:
+    assert homes(modules(TLA_DIR), name) == {GLUE}
+
+
+def test_glue_home_check_catches_a_second_home() -> None:
+    texts = modules(TLA_DIR)
+    texts["EmbeddingCacheGdsf.tla"] += "\nEnough(n, got) == TRUE\n"
+    assert homes(texts, "Enough") == {GLUE, "EmbeddingCacheGdsf.tla"}
+
+
+@pytest.mark.parametrize("module", POLICY_MODULES)
+def test_policy_module_defines_hooks_and_instantiates_glue(module: str) -> None:
+    text = modules(TLA_DIR)[module]
+    names = {n for n, _ in definitions(text)}
+    assert set(HOOKS) <= names, sorted(set(HOOKS) - names)
+    assert re.search(r"^INSTANCE EmbeddingCachePolicy\s*$", text, re.MULTILINE)
+    # one policy variable, the record `policy`
+    assert re.findall(r"^VARIABLES?\s+(\w+)", text, re.MULTILINE) == ["policy"]
+
+
+def test_glue_declares_the_hooks() -> None:
+    text = modules(TLA_DIR)[GLUE]
+    declared = re.search(r"^CONSTANTS\s+(.*?)\n\n", text, re.MULTILINE | re.DOTALL)
+    assert declared is not None
+    assert set(re.findall(r"(\w+)(?:\([_, ]*\))?", declared.group(1))) == set(HOOKS)
