@@ -168,7 +168,7 @@ class GdsfPolicy(EvictionPolicy):
         }
 
     def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
-        """EvictableSetInv (incl. the use counts' domain), PolicyTypeOK, GdsfPriorityInv."""
+        """EvictableSetInv (incl. the use counts' domain), PolicyTypeOK, ClockBelowPrioInv."""
         if self.members.keys() != evictable.keys():
             extra = sorted(self.members.keys() - evictable.keys())
             missing = sorted(evictable.keys() - self.members.keys())
@@ -183,7 +183,7 @@ class GdsfPolicy(EvictionPolicy):
             if item[2] != key:
                 return f"EvictableSetInv: {key!r} is recorded under the heap item of {item[2]!r}"
             if item[0] < self.clock:
-                return f"GdsfPriorityInv: {key!r} has priority {item[0]} < clock {self.clock}"
+                return f"ClockBelowPrioInv: {key!r} has priority {item[0]} < clock {self.clock}"
         heap_ids = {id(item) for item in self._heap}
         if any(id(item) not in heap_ids for item in self.members.values()):
             return "EvictableSetInv: an evictable key has no heap item"
