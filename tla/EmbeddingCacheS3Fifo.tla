@@ -85,7 +85,7 @@ EvictOne(p, sz) ==
                                        !.home[k] = "M", !.freq[k] = 0], sz)
                ELSE [victim |-> k,
                      p |-> [p EXCEPT !.small = Tail(@),
-                                     !.ghost = Trim(Append(@, <<k, sz[k]>>)),
+                                     !.ghost = Trim(Append(@, <<k, Max(sz[k], 1)>>)),
                                      !.freq = Drop(@, k), !.home = Drop(@, k)]]
        ELSE LET k == Head(p.main) IN
             IF p.freq[k] >= 1
