@@ -13,11 +13,19 @@ Integers, not floats, so that the TLA+ module computes the same priorities
 (``scale`` and ``max_freq`` are that module's constants; the defaults keep
 the integer division far finer than any real size difference).
 
-Cost: ``ready``/``release`` O(log E) (a heap push), ``hold`` O(1) amortized
-(the heap item is dropped lazily; the heap is rebuilt when stale items
-outnumber live ones, O(E) once per E/2 holds), ``evict`` O(log E) amortized.
-The log factor is the price of a priority order; E is the number of
-evictable entries, not the pool size.
+The heap is lazy, which is what makes a pin/unpin cycle cheap. A key has at
+most one heap item, and ``members`` holds its true (priority, sequence).
+A key's true value only ever grows while it lives (the clock never falls,
+use counts never fall, a later join has a later sequence number), so its
+heap item is a lower bound: ``hold`` just forgets the truth, and a
+``release`` of a key whose item is still queued pushes nothing. ``evict``
+pops the minimum; an item below its key's truth is pushed back at the
+truth, and an item of a key no longer evictable is dropped.
+
+Cost: ``hit``, ``hold`` O(1); ``ready``/``release`` O(1) when the key still
+has a heap item, else O(log K) (a push); ``evict`` O(log K) amortized (each
+re-push pays for an earlier release). K, the heap's size, is at most the
+number of live keys, never the pool size.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, SizeOf, VictimPlan
+from .base import EvictionPolicy, Hooks, SizeOf, VictimPlan
 
 #: Heap items: (priority, join sequence number, key).
 _Item = tuple[int, int, str]
@@ -38,7 +46,7 @@ class GdsfPolicy(EvictionPolicy):
     name = "gdsf"
     order_property = "EvictLowestPriorityProp"
 
-    __slots__ = ("_heap", "_seq", "clock", "freq", "max_freq", "members", "scale")
+    __slots__ = ("_heap", "_queued", "_seq", "clock", "freq", "max_freq", "members", "scale")
 
     def __init__(
         self, num_blocks: int = 0, *, scale: int = 1 << 32, max_freq: int = 1 << 16
@@ -51,27 +59,29 @@ class GdsfPolicy(EvictionPolicy):
         self.clock = 0
         #: Ready live key -> its use count, 1 .. max_freq.  (TLA+: freq)
         self.freq: dict[str, int] = {}
-        #: Evictable key -> its live heap item (priority, join sequence number, key).
-        #: (TLA+: prio, order)
-        self.members: dict[str, _Item] = {}
+        #: Evictable key -> its true (priority, join sequence number).  (TLA+: prio, order)
+        self.members: dict[str, tuple[int, int]] = {}
+        #: Key -> its one heap item, a lower bound of its truth while it is evictable.
+        self._queued: dict[str, _Item] = {}
         self._heap: list[_Item] = []
         self._seq = 0
 
     def _join(self, key: str, size: int) -> None:
         seq = self._seq = self._seq + 1
-        item = (self.clock + self.scale * self.freq[key] // (size if size > 1 else 1), seq, key)
-        # The member's value is its heap item itself: evict recognises a live
-        # item by identity, without building a tuple to compare.
-        self.members[key] = item
-        heapq.heappush(self._heap, item)
+        prio = self.clock + self.scale * self.freq[key] // (size if size > 1 else 1)
+        self.members[key] = (prio, seq)
+        if key not in self._queued:  # else its queued item is a lower bound: evict fixes it
+            item = (prio, seq, key)
+            self._queued[key] = item
+            heapq.heappush(self._heap, item)
 
     def ready(self, key: str, size: int) -> None:
-        """First use count 1; join with a fresh priority. O(log E)."""
+        """First use count 1; join with a fresh priority. O(1) or O(log K) (a push)."""
         self.freq[key] = 1
         self._join(key, size)
 
     def release(self, key: str, size: int) -> None:
-        """Rejoin with a priority from the current clock and use count. O(log E)."""
+        """Rejoin with a priority from the current clock and use count. O(1) or O(log K)."""
         self._join(key, size)
 
     def hit(self, key: str) -> None:
@@ -81,25 +91,36 @@ class GdsfPolicy(EvictionPolicy):
             self.freq[key] = count + 1
 
     def hold(self, key: str) -> None:
-        """Leave the evictable set; the heap item goes stale. O(1) amortized."""
-        members = self.members
-        del members[key]
-        if len(self._heap) > 2 * len(members) + 32:
-            # Rebuild without stale items: O(E), at most once per E/2 holds.
-            self._heap = list(members.values())
-            heapq.heapify(self._heap)
+        """Leave the evictable set; the key's heap item stays until evict meets it. O(1)."""
+        del self.members[key]
+
+    def hooks(self) -> Hooks:
+        """As the base's, but ``hold`` is the members dict's own C-level ``__delitem__``
+        (a pin is frequent; unless a subclass overrides ``hold``)."""
+        hooks = super().hooks()
+        if type(self).hold is GdsfPolicy.hold:
+            hooks = hooks._replace(hold=self.members.__delitem__)
+        return hooks
 
     def evict(self) -> str:
-        """Pop the lowest (priority, sequence); raise the clock to it. O(log E) amortized."""
-        heap, members = self._heap, self.members
+        """Pop the lowest (priority, sequence); raise the clock to it. O(log K) amortized."""
+        heap, members, queued = self._heap, self.members, self._queued
         while True:
-            item = heapq.heappop(heap)
+            item = heap[0]
             key = item[2]
-            if members.get(key) is item:
-                del members[key]
-                del self.freq[key]
+            truth = members.get(key)
+            if truth is None:  # held (or gone) since it was queued: drop the item
+                heapq.heappop(heap)
+                del queued[key]
+            elif truth[0] == item[0] and truth[1] == item[1]:
+                heapq.heappop(heap)
+                del queued[key], members[key], self.freq[key]
                 self.clock = item[0]
                 return key
+            else:  # rejoined since: the item is a lower bound, requeue at the truth
+                fresh = (truth[0], truth[1], key)
+                queued[key] = fresh
+                heapq.heapreplace(heap, fresh)
 
     def __len__(self) -> int:
         return len(self.members)
@@ -113,17 +134,25 @@ class GdsfPolicy(EvictionPolicy):
     # ------------------------------------------------------------ verification
 
     def _ascending(self) -> Iterator[_Item]:
-        """Live heap items in ascending order, without popping: a best-first walk of
-        the heap array as a tree (children of i at 2i+1, 2i+2). O(k log k) for k items."""
+        """The evictable keys' true items in ascending order, without changing anything:
+        a best-first walk of the heap array as a tree (children of i at 2i+1, 2i+2),
+        where an item below its key's truth stands for the truth (pushed back into
+        the frontier, as ``evict`` would requeue it). O(k log k) for k items seen."""
         heap, members = self._heap, self.members
         frontier: list[tuple[_Item, int]] = [(heap[0], 0)] if heap else []
         while frontier:
             item, i = heapq.heappop(frontier)
-            for child in (2 * i + 1, 2 * i + 2):
-                if child < len(heap):
-                    heapq.heappush(frontier, (heap[child], child))
-            if members.get(item[2]) is item:
+            if i >= 0:
+                for child in (2 * i + 1, 2 * i + 2):
+                    if child < len(heap):
+                        heapq.heappush(frontier, (heap[child], child))
+            truth = members.get(item[2])
+            if truth is None:
+                continue
+            if truth[0] == item[0] and truth[1] == item[1]:
                 yield item
+            else:
+                heapq.heappush(frontier, ((truth[0], truth[1], item[2]), -1))
 
     def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
         """Lowest priority first (earliest joined on ties) until free + freed >= n.
@@ -151,17 +180,19 @@ class GdsfPolicy(EvictionPolicy):
         """``key`` joined once, priced from the current clock and its use count. O(1)."""
         if len(self.members) != before + 1:
             return f"the evictable set went from {before} to {len(self.members)} keys, not +1"
-        item = self.members.get(key)
-        if item is None or item[1] != self._seq:
+        truth = self.members.get(key)
+        if truth is None or truth[1] != self._seq:
             return f"{key!r} is not the newest member of the evictable set"
-        if item[0] < self.clock:
-            return f"{key!r} joined at priority {item[0]}, below the clock {self.clock}"
+        if truth[0] < self.clock:
+            return f"{key!r} joined at priority {truth[0]}, below the clock {self.clock}"
+        if key not in self._queued:
+            return f"{key!r} joined but has no heap item"
         return None
 
     def abstract(self) -> dict[str, Any]:
         order = sorted(self.members, key=lambda k: self.members[k][1])
         return {
-            "prio": {k: item[0] for k, item in self.members.items()},
+            "prio": {k: truth[0] for k, truth in self.members.items()},
             "freq": dict(self.freq),
             "order": tuple(order),
             "clock": self.clock,
@@ -179,14 +210,16 @@ class GdsfPolicy(EvictionPolicy):
         for key, count in self.freq.items():
             if not 1 <= count <= self.max_freq:
                 return f"PolicyTypeOK: {key!r} has use count {count}, outside 1..{self.max_freq}"
-        for key, item in self.members.items():
-            if item[2] != key:
-                return f"EvictableSetInv: {key!r} is recorded under the heap item of {item[2]!r}"
-            if item[0] < self.clock:
-                return f"ClockBelowPrioInv: {key!r} has priority {item[0]} < clock {self.clock}"
-        heap_ids = {id(item) for item in self._heap}
-        if any(id(item) not in heap_ids for item in self.members.values()):
-            return "EvictableSetInv: an evictable key has no heap item"
+        for key, (prio, seq) in self.members.items():
+            if prio < self.clock:
+                return f"ClockBelowPrioInv: {key!r} has priority {prio} < clock {self.clock}"
+            item = self._queued.get(key)
+            if item is None or (item[0], item[1]) > (prio, seq):
+                return f"EvictableSetInv: {key!r}'s heap item {item} is not a lower bound"
+        if len(self._heap) != len(self._queued) or any(
+            self._queued.get(item[2]) is not item for item in self._heap
+        ):
+            return "EvictableSetInv: the heap and its index of queued items disagree"
         return None
 
     def clone(self) -> GdsfPolicy:
@@ -194,6 +227,7 @@ class GdsfPolicy(EvictionPolicy):
         twin.clock = self.clock
         twin.freq = dict(self.freq)
         twin.members = dict(self.members)
+        twin._queued = dict(self._queued)
         twin._heap = list(self._heap)
         twin._seq = self._seq
         return twin

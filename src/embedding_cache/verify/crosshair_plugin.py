@@ -153,8 +153,10 @@ def _gdsf(policy: EvictionPolicy, entries: _Entries, choices: Sequence[int]) -> 
         if pin >= 0:
             policy.freq[key] = freqs[i]
     for i, (key, size, pin) in enumerate(entries):
-        if pin >= 0 and stales[i]:  # joined, then pinned: a stale heap item stays
-            policy.clock = clock
+        if pin >= 0 and stales[i]:  # joined, then pinned: its heap item stays queued
+            # Joined earliest, at clock 0: a key's heap item is a lower bound of
+            # its later joins (the clock never falls), as in every real run.
+            policy.clock = 0
             policy._join(key, size)
             policy.hold(key)
     for i, (key, size, pin) in enumerate(entries):
