@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* The policy-agnostic core of vLLM's EmbeddingCache: a fixed pool of N    *)
 (* blocks shared by named entries (keyed by content identity).             *)
-(* spec/POLICY_SEMANTICS.draft.md, section "Core", is the agreed text.     *)
+(* spec/POLICIES.md, section "Core", is the agreed text.     *)
 (*                                                                         *)
 (* Entry lifecycle:  absent -> not-ready -> ready <-> pinned (nested)      *)
 (*                                ^   |                                    *)
@@ -146,7 +146,7 @@ HasHeldEntries == Cardinality(Live) # Cardinality(Evictable)
 
 -----------------------------------------------------------------------------
 (* The actions.  A policy composes each with its hooks                     *)
-(* (spec/POLICY_SEMANTICS.draft.md, "Policy hooks"); it calls AllocStep   *)
+(* (spec/POLICIES.md, "Policy hooks"); it calls AllocStep   *)
 (* with the victims it chose, so the properties below judge its choice.   *)
 
 TypeOK ==

@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* Eviction policy "fifo" (the seed's, the default): a queue of E, oldest  *)
 (* first.  ready/release append at the tail, hold removes, evict takes the *)
-(* head.  spec/POLICY_SEMANTICS.draft.md, section "fifo".                  *)
+(* head.  spec/POLICIES.md, section "fifo".                  *)
 (*                                                                         *)
 (* A policy module (the same layout in every one):                        *)
 (*   - the policy's constants, and its state: the variable policy, a      *)

@@ -1,7 +1,7 @@
 ------------------------- MODULE EmbeddingCacheGdsf -------------------------
 (***************************************************************************)
 (* Eviction policy "gdsf" (GreedyDual-Size-Frequency, integer form).       *)
-(* spec/POLICY_SEMANTICS.draft.md, section "gdsf".  Same layout as        *)
+(* spec/POLICIES.md, section "gdsf".  Same layout as        *)
 (* EmbeddingCacheFifo (see there); the glue is EmbeddingCachePolicy.      *)
 (*                                                                         *)
 (* clock L starts at 0.  freq[k] for ready live keys: 1 at mark_ready,    *)

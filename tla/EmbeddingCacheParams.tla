@@ -1,7 +1,7 @@
 ------------------------ MODULE EmbeddingCacheParams ------------------------
 (***************************************************************************)
 (* The core's constants and state variables, declared once (EmbeddingCache *)
-(* defines their meaning; spec/POLICY_SEMANTICS.draft.md, "Core").  Only   *)
+(* defines their meaning; spec/POLICIES.md, "Core").  Only   *)
 (* declarations: every policy module extends this module and instantiates *)
 (* EmbeddingCachePolicy (which extends the core), so these names are the  *)
 (* policy module's own and the instance substitutes them implicitly.      *)

@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* The glue between the core and an eviction policy, written once: the     *)
 (* core's actions (EmbeddingCache) composed with the policy's hooks        *)
-(* (spec/POLICY_SEMANTICS.draft.md, "Policy hooks").  Every policy module *)
+(* (spec/POLICIES.md, "Policy hooks").  Every policy module *)
 (* (EmbeddingCacheFifo, EmbeddingCacheGdsf, EmbeddingCacheS3Fifo) defines *)
 (* the hooks under the names declared below and imports this module with  *)
 (* a bare `INSTANCE EmbeddingCachePolicy` (implicit substitution: each     *)

@@ -1,7 +1,7 @@
 ------------------------ MODULE EmbeddingCacheS3Fifo ------------------------
 (***************************************************************************)
 (* Eviction policy "s3fifo" (Yang et al., SOSP 2023, adapted to pins).     *)
-(* spec/POLICY_SEMANTICS.draft.md, section "s3fifo".  Same layout as      *)
+(* spec/POLICIES.md, section "s3fifo".  Same layout as      *)
 (* EmbeddingCacheFifo (see there); the glue is EmbeddingCachePolicy.      *)
 (*                                                                         *)
 (* Two queues of E, small (S) and main (M), each key in its home's queue; *)

@@ -1,6 +1,6 @@
 """Reference models of the cache and of each eviction policy, for the stateful test.
 
-Written from spec/SPEC.md and spec/POLICY_SEMANTICS.draft.md, as plainly as
+Written from spec/SPEC.md and spec/POLICIES.md, as plainly as
 possible, and sharing no code with ``embedding_cache`` (nothing here imports
 it except the error types the core model names): a model that reused the
 implementation's data structures would agree with its bugs.

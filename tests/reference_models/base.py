@@ -1,4 +1,4 @@
-"""The hooks a policy model answers: the events of spec/POLICY_SEMANTICS.draft.md."""
+"""The hooks a policy model answers: the events of spec/POLICIES.md."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A dict key -> ModelEntry(pins, n_blocks) and an int free count, written from
 spec/SPEC.md; the evictable set E is recomputed from the entries on every
 use, never kept. The eviction order is the policy model's: the model calls
-its hooks on exactly the events spec/POLICY_SEMANTICS.draft.md names.
+its hooks on exactly the events spec/POLICIES.md names.
 
 The spec leaves open which free blocks an alloc takes, so the model does not
 choose them: the caller records the ids the cache returned (``blocks``).

@@ -15,7 +15,7 @@ from typing import Any
 
 from .base import PolicyModel
 
-#: The implementation's defaults (spec/POLICY_SEMANTICS.draft.md: scale 2**32, max_freq 2**16).
+#: The implementation's defaults (spec/POLICIES.md: scale 2**32, max_freq 2**16).
 DEFAULT_SCALE = 2**32
 DEFAULT_MAX_FREQ = 2**16
 
