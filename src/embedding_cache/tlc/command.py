@@ -54,9 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default=None,
         help="the directory holding models.json (default: the repo's tla/)",
     )
-    parser.add_argument(
-        "--list", action="store_true", help="list the manifest's models and exit"
-    )
+    parser.add_argument("--list", action="store_true", help="list the manifest's models and exit")
     parser.add_argument(
         "--quiet", action="store_true", help="do not relay TLC's progress to stderr"
     )
@@ -95,9 +93,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "level) of each selected model's config; every invariant and action property"
         ),
     )
-    parser.add_argument(
-        "--depth", type=int, default=200, help="simulate: behaviour length"
-    )
+    parser.add_argument("--depth", type=int, default=200, help="simulate: behaviour length")
     parser.add_argument(
         "--seconds", type=float, default=60.0, help="simulate: time budget per model"
     )
@@ -148,9 +144,7 @@ def run_command(args: argparse.Namespace) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-        results.append(
-            run_model(model, tla_dir, java, jar, args.workers, sink, args.verbose)
-        )
+        results.append(run_model(model, tla_dir, java, jar, args.workers, sink, args.verbose))
     if args.json:
         print(json.dumps(run_json(str(jar), version, results), indent=2))
     else:
@@ -188,22 +182,14 @@ def _simulate(
         for m in models
     ]
     if args.json:
-        print(
-            json.dumps(
-                {"mode": "simulate", "models": [s.to_json() for s in sims]}, indent=2
-            )
-        )
+        print(json.dumps({"mode": "simulate", "models": [s.to_json() for s in sims]}, indent=2))
     else:
         for s in sims:
             print(
                 f"{s.name:36} {s.base.expect:30} {s.result:30} traces {s.traces:>6,} "
                 f"states {s.states:>10,} {s.seconds:7.1f} s  {'ok' if s.ok else 'FAIL ' + s.note}"
             )
-            if (
-                not s.ok
-                and s.raw_output
-                and (text := explain_failure(s.raw_output, [tla_dir]))
-            ):
+            if not s.ok and s.raw_output and (text := explain_failure(s.raw_output, [tla_dir])):
                 print(text)
     return EXIT_OK if all(s.ok for s in sims) else EXIT_FAILED
 
@@ -236,11 +222,7 @@ def _distributed(
             print(f"embedding-cache tlc: {m.name}: {exc}", file=sys.stderr)
             return EXIT_SETUP
     if args.json:
-        print(
-            json.dumps(
-                {"mode": "distributed", "models": [r.to_json() for r in runs]}, indent=2
-            )
-        )
+        print(json.dumps({"mode": "distributed", "models": [r.to_json() for r in runs]}, indent=2))
     else:
         print(results_table([r.result for r in runs]))
         for r in runs:

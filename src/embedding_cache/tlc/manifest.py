@@ -117,6 +117,4 @@ def select_models(models: list[Model], names: list[str]) -> list[Model]:
     if unknown:
         raise ManifestError(f"unknown model(s) {unknown}; known: {sorted(known)}")
     wanted = set(names)
-    return [
-        m for m in models if m.name in wanted or wanted & set(m.tags) or m.policy in wanted
-    ]
+    return [m for m in models if m.name in wanted or wanted & set(m.tags) or m.policy in wanted]

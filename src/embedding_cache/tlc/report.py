@@ -18,8 +18,7 @@ VALUE_WIDTH = 88
 def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
     """A plain-text table; columns in right are right-aligned."""
     widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-        for i, h in enumerate(headers)
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]
 
     def fmt(cells: list[str]) -> str:
@@ -69,9 +68,7 @@ def trace_table(steps: list[Step]) -> str:
     rows: list[list[str]] = []
     for step in steps:
         if not step.changed:
-            rows.append(
-                [str(step.number), step.action, "(nothing)" if step.state else ""]
-            )
+            rows.append([str(step.number), step.action, "(nothing)" if step.state else ""])
             continue
         first = True
         for name, value in step.changed.items():
