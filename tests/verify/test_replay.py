@@ -1,9 +1,11 @@
-"""State-graph replay (conformance link 1): a hand-made graph, then MCSmoke and MCReplayWide.
+"""State-graph replay (conformance link 1): hand-made graphs, then every policy's replay models.
 
 The unit tests replay a four-state graph written in TLC's notation (one key,
-one block) on correct and deliberately wrong operations. The ``tlc`` tests
-dump real graphs once per module and replay every edge on the real
-transitions and with each planted bug swapped in (``planted_links``).
+one block) on correct and deliberately wrong operations, and read gdsf and
+s3fifo states the way the code is read. The ``tlc`` tests dump the real
+graphs once per module (tla/README.md, "For the conformance checks") and
+replay every edge on the real transitions under each policy, and with each
+planted bug of the catalogue (``verify.planted``) swapped in.
 """
 
 from __future__ import annotations
@@ -15,12 +17,23 @@ from typing import Any
 import pytest
 
 from embedding_cache import transitions
+from embedding_cache.abstraction import abstract_state
 from embedding_cache.errors import CacheError
+from embedding_cache.policies import GdsfPolicy, S3FifoPolicy, make_policy
 from embedding_cache.state import CacheState
-from embedding_cache.verify import planted_links
-from embedding_cache.verify.graph_dump import DumpedModel, dump_state_graph
-from embedding_cache.verify.planted import PLANTED, PlantedBug
-from embedding_cache.verify.replay import REAL_OPERATIONS, ReplayReport, replay_graph
+from embedding_cache.verify.graph_dump import DumpedModel, dump_state_graph, model_policy
+from embedding_cache.verify.main_job import PLANS, planted_replay
+from embedding_cache.verify.planted import PlantedBug, for_policy
+from embedding_cache.verify.replay import (
+    REAL_OPERATIONS,
+    ReplayReport,
+    check_constants,
+    clone,
+    code_params,
+    policy_factory,
+    replay_graph,
+    spec_abstract,
+)
 from embedding_cache.verify.state_graph import StateGraph
 from embedding_cache.verify.tla_values import parse_state
 
@@ -161,40 +174,171 @@ def test_a_missing_spec_step_is_a_refusal_the_code_does_not_make() -> None:
     assert report.mismatches[0].detail.startswith("accepted")
 
 
+# ---------------------------------------------------------------- policies, read like the code
+
+
+def _run(s: CacheState, calls: list[tuple[Any, ...]]) -> CacheState:
+    for op, *args in calls:
+        REAL_OPERATIONS[op](s, *args)
+    return s
+
+
+#: Keys k1 (1 block) and k2 (2 blocks) made ready, k1 used once; then k3 (3 blocks) evicts both.
+_CALLS: list[tuple[Any, ...]] = [
+    ("alloc", "k1", 1),
+    ("mark_ready", "k1"),
+    ("alloc", "k2", 2),
+    ("mark_ready", "k2"),
+    ("pin", "k1"),
+    ("unpin", "k1"),
+]
+
+
+def test_gdsf_state_is_read_like_the_code() -> None:
+    s = _run(CacheState(3, GdsfPolicy(3, scale=2, max_freq=2)), _CALLS)
+    # What TLC prints for the same state of EmbeddingCacheGdsf (Scale 2, MaxFreq 2):
+    # k2 joined at 0 + 2*1 div 2 = 1, k1 rejoined at 0 + 2*2 div 1 = 4.
+    spec = parse_state(
+        "/\\ entries = (k1 :> [blocks |-> {0}, pins |-> 0]\n"
+        "                 @@ k2 :> [blocks |-> {1, 2}, pins |-> 0])\n"
+        "/\\ free = {}\n/\\ evictable = 3\n"
+        "/\\ prio = (k1 :> 4 @@ k2 :> 1)\n/\\ freq = (k1 :> 2 @@ k2 :> 1)\n"
+        "/\\ order = <<k2, k1>>\n/\\ clock = 0\n"
+        '/\\ lastOp = [op |-> "Unpin", key |-> k1, n |-> 0]'
+    )
+    names = ("clock", "freq", "order", "prio")
+    assert spec_abstract(spec, names, "gdsf") == abstract_state(s)
+    # Any policy variable that differs makes the states differ.
+    for name, value in (("clock", "1"), ("order", "<<k1, k2>>"), ("freq", "(k1 :> 1 @@ k2 :> 1)")):
+        changed = dict(spec)
+        changed[name] = parse_state(f"/\\ {name} = {value}")[name]
+        assert spec_abstract(changed, names, "gdsf") != abstract_state(s), name
+
+
+def test_s3fifo_state_is_read_like_the_code() -> None:
+    s = _run(CacheState(3, S3FifoPolicy(3)), [*_CALLS, ("alloc", "k3", 3)])
+    # k1 was used, so S's head k1 moved to M; k2 (unused) was evicted into the ghost;
+    # then M's k1 (counter cleared on promotion) was evicted.
+    assert s.policy.abstract()["ghost"] == (("k2", 2),)
+    spec = parse_state(
+        "/\\ entries = (k3 :> [blocks |-> {0, 1, 2}, pins |-> -1])\n"
+        "/\\ free = {}\n/\\ evictable = 0\n"
+        "/\\ small = <<>>\n/\\ main = <<>>\n/\\ ghost = <<<<k2, 2>>>>\n"
+        '/\\ freq = << >>\n/\\ home = (k3 :> "S")\n'
+        '/\\ lastOp = [op |-> "Alloc", key |-> k3, n |-> 3]'
+    )
+    names = ("freq", "ghost", "home", "main", "small")
+    assert spec_abstract(spec, names, "s3fifo") == abstract_state(s)
+
+
+def test_policy_variables_may_be_fields_of_one_record_variable() -> None:
+    # tla/: the policy's state is the record variable ``policy`` ([queue |-> ...] for fifo).
+    flat = parse_state(
+        "/\\ entries = (k1 :> [blocks |-> {0}, pins |-> 0])\n/\\ free = {}\n"
+        "/\\ queue = <<k1>>\n/\\ evictable = 1"
+    )
+    record = parse_state(
+        "/\\ entries = (k1 :> [blocks |-> {0}, pins |-> 0])\n/\\ free = {}\n"
+        "/\\ policy = [queue |-> <<k1>>]\n/\\ evictable = 1"
+    )
+    assert spec_abstract(record) == spec_abstract(flat)
+    assert spec_abstract(record).queue == ("k1",)
+
+
+def test_a_missing_policy_variable_is_an_error_not_a_pass() -> None:
+    state = TINY.states["0"]
+    with pytest.raises(KeyError, match="no policy variable 'prio'"):
+        spec_abstract(state, ("prio",), "gdsf")
+
+
+def test_policy_parameters_from_the_manifest() -> None:
+    # gdsf's constants are constructor parameters; s3fifo's are derived from N.
+    assert code_params("gdsf", {"Scale": 2, "MaxFreq": 3}) == {"scale": 2, "max_freq": 3}
+    assert code_params("s3fifo", {"SmallTarget": 1, "GhostCapacity": 2}) == {}
+    gdsf = make_policy(policy_factory("gdsf", {"Scale": 2, "MaxFreq": 3}), 3)
+    assert isinstance(gdsf, GdsfPolicy) and (gdsf.scale, gdsf.max_freq) == (2, 3)
+    assert policy_factory("fifo", {}) == "fifo"
+    s3 = make_policy("s3fifo", 3)
+    assert check_constants(s3, {"SmallTarget": "1", "GhostCapacity": "2"}) is None
+    assert check_constants(s3, {"GhostCapacity": 3}) == (
+        "GhostCapacity is 3 in the model but 2 in the code's s3fifo"
+    )
+    with pytest.raises(ValueError, match="unknown eviction policy"):
+        policy_factory("lru", {})
+
+
+def test_model_policy_from_either_manifest_list(tmp_path: Path) -> None:
+    (tmp_path / "models.json").write_text(
+        '{"models": [{"name": "A", "policy": "gdsf", "policy_params": {"Scale": 2}}],'
+        ' "replay_models": [{"name": "B", "policy": "s3fifo"}, {"name": "C", "policy": null}]}'
+    )
+    assert model_policy(tmp_path, "A") == ("gdsf", {"Scale": 2})
+    assert model_policy(tmp_path, "B") == ("s3fifo", {})
+    assert model_policy(tmp_path, "C") == ("fifo", {})  # the core's models replay as fifo
+    assert model_policy(tmp_path, "unlisted") == ("fifo", {})
+
+
+@pytest.mark.parametrize("bug", for_policy("gdsf", "replay")[-1:], ids=lambda b: b.name)
+def test_clone_keeps_a_planted_policy_class(bug: PlantedBug) -> None:
+    s = bug.state(3, "gdsf")
+    twin = clone(s)
+    assert type(twin.policy) is type(s.policy) is bug.broken_policy
+    assert twin.policy is not s.policy and abstract_state(twin) == abstract_state(s)
+
+
 # ---------------------------------------------------------------- real graphs (TLC)
 
 #: Planted bugs MCSmoke (2 keys) cannot show: each needs an eviction while a
 #: third entry is queued or held besides the victim and the key being allocated.
-NEEDS_THREE_KEYS = frozenset(
-    {"alloc_evict_newest", "alloc_evict_one_too_many", "alloc_evict_before_fail_fast"}
-)
+NEEDS_THREE_KEYS = frozenset({"EvictOneTooMany", "EvictBeforeFailFast", "EvictNewest"})
+
+
+def _dump(tla_dir: Path, model: str) -> DumpedModel:
+    if not (tla_dir / f"{model}.tla").is_file():
+        pytest.fail(f"tla/{model}.tla is missing: the replay model of tla/README.md")
+    return dump_state_graph(tla_dir, model)
 
 
 @pytest.fixture(scope="module")
 def smoke(tla_dir: Path) -> Iterator[DumpedModel]:
     """MCSmoke's state graph, dumped once for this module (TLC ~2-4 s)."""
-    yield dump_state_graph(tla_dir, "MCSmoke")
+    yield _dump(tla_dir, "MCSmoke")
 
 
-@pytest.fixture(scope="module")
-def wide(tla_dir: Path) -> Iterator[DumpedModel]:
-    """MCReplayWide's state graph, dumped once for this module (TLC ~12-18 s)."""
-    yield dump_state_graph(tla_dir, "MCReplayWide")
+_DUMPS: dict[str, DumpedModel] = {}
+
+
+@pytest.fixture(scope="module", params=sorted(PLANS))
+def planted_model(request: pytest.FixtureRequest, tla_dir: Path) -> Iterator[DumpedModel]:
+    """Each policy's planted-bug replay model (fifo's MCReplayWide: TLC ~15-35 s)."""
+    name = PLANS[request.param].planted
+    if name not in _DUMPS:
+        _DUMPS[name] = _dump(tla_dir, name)
+    yield _DUMPS[name]
+    _DUMPS.pop(name, None)
 
 
 def _replay(model: DumpedModel) -> ReplayReport:
-    return replay_graph(model.graph, model.keys, model.num_blocks, model.max_pins)
-
-
-def _planted_check(bug: PlantedBug, model: DumpedModel) -> tuple[bool, str]:
-    return planted_links.check_replay(
-        bug, model.graph, model.keys, model.num_blocks, model.max_pins
+    return replay_graph(
+        model.graph,
+        model.keys,
+        model.num_blocks,
+        model.max_pins,
+        policy=policy_factory(model.policy, model.policy_params),
     )
+
+
+@pytest.mark.tlc
+def test_replay_models_are_listed_with_their_policy(tla_dir: Path) -> None:
+    for policy, plan in PLANS.items():
+        for model in (*plan.full_replay, *plan.bounded_replay, plan.planted):
+            assert model_policy(tla_dir, model)[0] == policy, model
 
 
 @pytest.mark.tlc
 def test_smoke_graph_is_the_expected_model(smoke: DumpedModel) -> None:
     assert (smoke.keys, smoke.num_blocks, smoke.max_pins) == (["k1", "k2"], 3, 2)
+    assert smoke.policy == "fifo"
     assert len(smoke.graph.states) == 2293  # TLC: "2293 distinct states found"
     assert len(smoke.graph.edges) == 11848  # every generated step but Init's
     assert len(smoke.graph.initial) == 1
@@ -210,22 +354,38 @@ def test_smoke_every_edge_replays_on_the_real_transitions(smoke: DumpedModel) ->
 
 
 @pytest.mark.tlc
-@pytest.mark.parametrize("bug", PLANTED, ids=planted_links.short_name)
+def test_each_policy_replays_its_model_on_the_real_code(planted_model: DumpedModel) -> None:
+    report = _replay(planted_model)
+    assert report.mismatches == [], report.mismatches[:3]
+    assert report.edges_replayed == report.edges_total > 0
+    assert report.disabled_checked > 0 and report.policy == planted_model.policy
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("bug", for_policy("fifo", "replay"), ids=lambda b: b.name)
 def test_smoke_replay_catches_each_planted_bug_it_can_show(
     smoke: DumpedModel, bug: PlantedBug
 ) -> None:
-    caught, detail = _planted_check(bug, smoke)
-    if planted_links.short_name(bug) in NEEDS_THREE_KEYS:
+    caught, detail = planted_replay(bug, "fifo", smoke)
+    if bug.name in NEEDS_THREE_KEYS:
         assert not caught, f"MCSmoke now shows this bug ({detail}): drop it from NEEDS_THREE_KEYS"
         return
     assert caught, detail
     # The first divergence is a call of the broken transition, not a knock-on effect.
-    assert detail.startswith(f"{bug.transition}("), detail
+    assert detail.startswith(f"MCSmoke: {bug.transition}("), detail
 
 
 @pytest.mark.tlc
-@pytest.mark.parametrize("bug", PLANTED, ids=planted_links.short_name)
-def test_wide_replay_catches_every_planted_bug(wide: DumpedModel, bug: PlantedBug) -> None:
-    caught, detail = _planted_check(bug, wide)
-    assert caught, detail
-    assert detail.startswith(f"{bug.transition}("), detail
+def test_each_policys_model_catches_every_planted_bug_of_that_policy(
+    planted_model: DumpedModel,
+) -> None:
+    policy = planted_model.policy
+    missed, elsewhere = [], []
+    for bug in for_policy(policy, "replay"):
+        caught, detail = planted_replay(bug, policy, planted_model)
+        if not caught:
+            missed.append(bug.name)
+        elif not detail.startswith(f"{planted_model.name}: {bug.transition}("):
+            elsewhere.append(f"{bug.name}: {detail}")
+    assert not missed, f"{policy}: replay missed {missed}"
+    assert not elsewhere, elsewhere

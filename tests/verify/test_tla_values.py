@@ -259,3 +259,9 @@ def test_every_state_of_a_recorded_counterexample_parses() -> None:
         assert set(state) == {"entries", "free", "queue", "evictable", "lastOp"}, body
         last = state["lastOp"]
         assert isinstance(last, TlaFunction) and set(last) == {"op", "key", "n"}
+
+
+def test_state_of_one_variable_has_no_conjunction() -> None:
+    # TLC prints a one-variable state as ``x = 3`` (no ``/\``), e.g. in -dump labels.
+    assert parse_state("x = 3") == {"x": 3}
+    assert parse_state("x = <<1,\n  2>>") == {"x": (1, 2)}

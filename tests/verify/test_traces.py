@@ -1,8 +1,9 @@
-"""Trace validation (conformance link 2): the generated TLA+ module, then TLC's verdicts.
+"""Trace validation (conformance link 2): the generated TLA+ modules, then TLC's verdicts.
 
 The unit tests read ``trace_module``'s text back with the project's own TLA+
-value parser. The ``tlc`` tests (each TLC run costs ~2-4 s) check that TLC
-accepts traces of the real cache -- from the Hypothesis state machine of
+value parser, for every policy, and check the generated ``TracePolicy``. The
+``tlc`` tests (each TLC run costs ~2-4 s) check that TLC accepts traces of the
+real cache under each policy -- from the Hypothesis state machine of
 tests/test_stateful.py, a threaded workload and a script with awkward keys --
 and rejects, at exactly the right step, a trace recorded with a planted bug
 and traces tampered with by hand.
@@ -10,6 +11,7 @@ and traces tampered with by hand.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,12 +25,22 @@ from test_stateful import CacheMachine  # tests/ is on sys.path (pytest rootdir 
 
 from embedding_cache.abstraction import AbstractEntry, AbstractState
 from embedding_cache.errors import CacheError
+from embedding_cache.policies import EVICTION_POLICIES, PolicySpec, make_policy
 from embedding_cache.tlc.config import parse_config
 from embedding_cache.tracing import TracedEmbeddingCache, TraceStep
-from embedding_cache.verify import planted_links
-from embedding_cache.verify.planted import PLANTED
+from embedding_cache.verify.main_job import PLANS, planted_eviction, trace_eviction
+from embedding_cache.verify.planted import PlantedBug, by_name, for_policy
+from embedding_cache.verify.replay import policy_factory, policy_variables, spec_abstract
 from embedding_cache.verify.tla_values import TlaFunction, TlaValue, parse_value
-from embedding_cache.verify.traces import TraceVerdict, tla_string, trace_module, validate_trace
+from embedding_cache.verify.traces import (
+    TRACE_POLICY,
+    TraceVerdict,
+    policy_module,
+    tla_string,
+    trace_module,
+    validate_cache,
+    validate_trace,
+)
 from embedding_cache.verify.workloads import random_trace, threaded_trace
 
 #: What a step that did not raise records as its result.
@@ -150,6 +162,52 @@ def test_module_carries_every_step_of_the_trace() -> None:
     assert parse_config(config).constants["N"] == "4"
 
 
+def _post_as_state(post: TlaValue) -> dict[str, TlaValue]:
+    """A written ``post`` record as a spec state (entries' blocks and free as counts)."""
+    assert isinstance(post, TlaFunction)
+    return {str(k): v for k, v in post.items()}
+
+
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+def test_module_writes_each_policys_variables(policy: str) -> None:
+    eviction = trace_eviction(policy)
+    cache = random_trace(3, steps=120, eviction=eviction)
+    module, config = trace_module(cache.trace, cache.num_blocks, eviction)
+    _keys, steps = _module_parts(module)
+    assert isinstance(steps, tuple) and len(steps) == len(cache.trace)
+    names = policy_variables(eviction, cache.num_blocks)
+    for record, step in zip(steps, cache.trace, strict=True):
+        assert isinstance(record, TlaFunction)
+        # Read back as the replay reads a spec state, the post is the code's abstract state.
+        assert spec_abstract(_post_as_state(record["post"]), names, policy) == step.post
+    constants = parse_config(config).constants
+    for name, value in {
+        "gdsf": {"Scale": "8", "MaxFreq": "3"},
+        "s3fifo": {"SmallTarget": "1", "GhostCapacity": "5"},
+    }.get(policy, {}).items():
+        assert constants[name] == value
+    # The workload reaches the policy's interesting states.
+    policies = [dict(s.post.policy) for s in cache.trace]
+    if policy == "gdsf":
+        assert any(p["clock"] for p in policies) and any(len(p["prio"]) > 1 for p in policies)
+    if policy == "s3fifo":
+        assert any(p["ghost"] for p in policies) and any(p["main"] for p in policies)
+
+
+def test_trace_policy_module_selects_the_policy(tla_dir: Path) -> None:
+    template = (tla_dir / f"{TRACE_POLICY}.tla").read_text()
+    fifo = policy_module(make_policy("fifo", 4), template)
+    assert fifo == template  # the shipped file is fifo's
+    gdsf = policy_module(make_policy(trace_eviction("gdsf"), 4), template)
+    assert "CONSTANTS Keys, N, MaxPins, Scale, MaxFreq\n" in gdsf
+    assert 'INSTANCE EmbeddingCacheGdsf WITH Level <- "blocks"' in gdsf
+    s3 = policy_module(make_policy("s3fifo", 4), template)
+    assert "CONSTANTS Keys, N, MaxPins, SmallTarget, GhostCapacity\n" in s3
+    assert "INSTANCE EmbeddingCacheS3Fifo " in s3
+    with pytest.raises(ValueError, match="no CONSTANTS line"):
+        policy_module(make_policy("gdsf", 4), "---- MODULE TracePolicy ----\n====\n")
+
+
 # ---------------------------------------------------------------- TLC verdicts
 
 
@@ -159,6 +217,11 @@ def _rejected_at(verdict: TraceVerdict, trace: Sequence[TraceStep], index: int) 
     assert verdict.detail == "deadlock", verdict.detail  # a verdict, not a TLC failure
     assert verdict.matched == index, (verdict.matched, verdict.first_rejected)
     assert verdict.first_rejected == trace[index]
+
+
+def _accepted(verdict: TraceVerdict, trace: Sequence[TraceStep]) -> None:
+    assert verdict.accepted, (verdict.matched, verdict.first_rejected, verdict.detail)
+    assert verdict.matched == verdict.steps == len(trace)
 
 
 class TracedCacheMachine(CacheMachine):
@@ -181,7 +244,7 @@ class TracedCacheMachine(CacheMachine):
         assert isinstance(cache, TracedEmbeddingCache)
         if not cache.trace:
             return  # Hypothesis's first example takes no step: nothing for TLC to judge
-        verdict = validate_trace(cache.trace, cache.num_blocks, self.tla_dir)
+        verdict = validate_cache(cache, self.tla_dir)
         type(self).verdicts.append(verdict)
         type(self).traces.append(list(cache.trace))
         assert verdict.accepted, (
@@ -189,10 +252,29 @@ class TracedCacheMachine(CacheMachine):
         )
 
 
+#: The parameters the machines draw: gdsf's default scale (2**32) is beyond TLC's integers.
+MACHINE_PARAMS = {
+    "gdsf": st.sampled_from([{"scale": 2, "max_freq": 2}, {"scale": 8, "max_freq": 3}])
+}
+
+
+def _machine(policy: str) -> type[TracedCacheMachine]:
+    return type(
+        f"TracedCacheMachine_{policy}",
+        (TracedCacheMachine,),
+        {
+            "policy_class": EVICTION_POLICIES[policy],
+            "params": MACHINE_PARAMS.get(policy, st.just({})),
+            "verdicts": [],
+            "traces": [],
+        },
+    )
+
+
 #: Each example costs one TLC run (~1-4 s), so few examples of modest length;
 #: no shrinking (every shrink step would start TLC again), the verdict names the step.
 TRACED_MACHINE_SETTINGS = settings(
-    max_examples=5,
+    max_examples=4,
     stateful_step_count=30,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
@@ -200,12 +282,12 @@ TRACED_MACHINE_SETTINGS = settings(
 
 
 @pytest.mark.tlc
-def test_state_machine_traces_are_accepted(tla_dir: Path) -> None:
-    TracedCacheMachine.tla_dir = tla_dir
-    TracedCacheMachine.verdicts.clear()
-    TracedCacheMachine.traces.clear()
-    run_state_machine_as_test(TracedCacheMachine, settings=TRACED_MACHINE_SETTINGS)
-    verdicts, traces = TracedCacheMachine.verdicts, TracedCacheMachine.traces
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+def test_state_machine_traces_are_accepted(tla_dir: Path, policy: str) -> None:
+    machine = _machine(policy)
+    machine.tla_dir = tla_dir
+    run_state_machine_as_test(machine, settings=TRACED_MACHINE_SETTINGS)
+    verdicts, traces = machine.verdicts, machine.traces
     assert verdicts and all(v.accepted for v in verdicts)
     steps = [s for t in traces for s in t]
     assert sum(v.steps for v in verdicts) == len(steps) > 0
@@ -214,30 +296,66 @@ def test_state_machine_traces_are_accepted(tla_dir: Path) -> None:
 
 
 @pytest.mark.tlc
-def test_threaded_trace_is_accepted(tla_dir: Path) -> None:
-    cache = threaded_trace(seed=5, steps=25)
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+def test_workload_traces_are_accepted(tla_dir: Path, policy: str) -> None:
+    eviction = trace_eviction(policy)
+    cache = threaded_trace(seed=5, steps=25, eviction=eviction)
     threads = {step.thread for step in cache.trace}
     assert len(threads) > 1, threads
-    verdict = validate_trace(cache.trace, cache.num_blocks, tla_dir)
-    assert verdict.accepted, (verdict.matched, verdict.first_rejected, verdict.detail)
-    assert verdict.matched == verdict.steps == len(cache.trace)
+    _accepted(validate_cache(cache, tla_dir), cache.trace)
+    cache = random_trace(seed=4, steps=300, eviction=eviction)
+    _accepted(validate_cache(cache, tla_dir), cache.trace)
+
+
+def _rerun(trace: Sequence[TraceStep], num_blocks: int, eviction: PolicySpec) -> list[TraceStep]:
+    """The trace the real code records for the same calls (each step's op and arguments)."""
+    cache = TracedEmbeddingCache(num_blocks, eviction)
+    for step in trace:
+        args = (step.key, step.n_blocks) if step.op == "alloc" else (step.key,)
+        with contextlib.suppress(CacheError):
+            getattr(cache, step.op)(*args)
+    return cache.trace
+
+
+def _first_divergence(broken: Sequence[TraceStep], real: Sequence[TraceStep]) -> int:
+    """The first step the two traces record differently (the thread names aside)."""
+    return next(
+        i
+        for i, (a, b) in enumerate(zip(broken, real, strict=True))
+        if a._replace(thread="") != b._replace(thread="")
+    )
+
+
+def _policy_bug(policy: str) -> PlantedBug:
+    """The first planted bug of ``policy``'s own order rule that trace validation must catch."""
+    return next(b for b in for_policy(policy, "traces") if b.policy == policy)
+
+
+#: (bug, policy): a shared transition bug, and one order-rule bug per policy.
+TRACE_BUGS = [(by_name("PinIfReadyPinsNotReady"), "fifo")] + [
+    (_policy_bug(policy), policy) for policy in EVICTION_POLICIES
+]
 
 
 @pytest.mark.tlc
-def test_planted_bug_trace_is_rejected_at_its_first_divergence(tla_dir: Path) -> None:
-    bug = next(b for b in PLANTED if planted_links.short_name(b) == "pin_if_ready_pins_not_ready")
-    seed, steps = 1, 40
-    cache = random_trace(seed, steps=steps, operations=planted_links.operations_with(bug))
+@pytest.mark.parametrize(("bug", "policy"), TRACE_BUGS, ids=lambda x: getattr(x, "name", x))
+def test_planted_bug_trace_is_rejected_at_its_first_divergence(
+    tla_dir: Path, bug: PlantedBug, policy: str
+) -> None:
+    eviction = planted_eviction(bug, policy)
+    cache = random_trace(1, steps=400, operations=bug.operations(), eviction=eviction)
     broken = cache.trace
-    # random_trace draws its calls independently of their results, so the real
-    # cache with the same seed makes the same calls: the first step recorded
-    # differently is where the bug shows, and where TLC must stop.
-    real = random_trace(seed, steps=steps).trace
-    diverges = next(i for i, (a, b) in enumerate(zip(broken, real, strict=True)) if a != b)
-    assert broken[diverges].op == bug.transition
-    verdict = validate_trace(broken, cache.num_blocks, tla_dir)
-    _rejected_at(verdict, broken, diverges)
-    assert verdict.first_rejected is not None and verdict.first_rejected.op == bug.transition
+    # The workload's calls follow the results, so compare with the real code's record
+    # of the very same calls: the first step recorded differently is where the bug
+    # shows, and where TLC must stop.
+    real = _rerun(
+        broken,
+        cache.num_blocks,
+        policy_factory(policy, {**PLANS[policy].trace_params, **bug.params}),
+    )
+    diverges = _first_divergence(broken, real)
+    assert broken[diverges].op == bug.transition, broken[diverges]
+    _rejected_at(validate_cache(cache, tla_dir), broken, diverges)
 
 
 @pytest.fixture(scope="module")
@@ -277,7 +395,8 @@ def _tamper_queue(trace: list[TraceStep]) -> int:
     # The first post state with two queued keys, in the other order.
     i = next(i for i, s in enumerate(trace) if len(s.post.queue) == 2)
     post: AbstractState = trace[i].post
-    trace[i] = trace[i]._replace(post=post._replace(queue=post.queue[::-1]))
+    reordered = (("queue", post.queue[::-1]),)
+    trace[i] = trace[i]._replace(post=post._replace(policy=reordered))
     return i
 
 

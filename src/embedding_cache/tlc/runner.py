@@ -1,4 +1,6 @@
-"""Run one model of the manifest with TLC and judge it against its expectation."""
+"""Run TLC: ``run_tlc`` is the package's one launcher (the ``tlc`` command, the
+state-graph dump and trace validation use it); ``run_model`` runs one model of
+the manifest with it and judges the result against the model's expectation."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import read_config
+from .jar import locate_jar, locate_java
 from .manifest import PASS, Model
 from .output import Outcome, TlcOutput, parse_output
 
@@ -52,23 +55,143 @@ class ModelResult:
 
 def tlc_command(java: Path, jar: Path, model: Model, workers: int, metadir: Path) -> list[str]:
     """The command line that checks model (run it inside the tla/ directory)."""
+    return tlc_invocation(
+        java,
+        jar,
+        model.spec,
+        model.config,
+        workers=workers,
+        metadir=metadir,
+        check_deadlock=model.check_deadlock,
+    )
+
+
+def tlc_invocation(
+    java: Path,
+    jar: Path,
+    spec: str,
+    config: str,
+    *,
+    workers: int,
+    metadir: Path,
+    check_deadlock: bool = True,
+    dump: Path | None = None,
+) -> list[str]:
+    """The one way this package starts TLC: check ``spec`` (a root module file) with
+    ``config``, both relative to the directory TLC runs in.
+
+    ``dump`` asks TLC to write the state graph there (``-dump dot,actionlabels``).
+    """
     command = [
         str(java),
         "-XX:+UseParallelGC",  # TLC's recommended collector for throughput
         "-cp",
         str(jar),
         "tlc2.TLC",
+    ]
+    if dump is not None:
+        command += ["-dump", "dot,actionlabels", str(dump)]
+    command += [
         "-workers",
         str(workers),
         "-metadir",
         str(metadir),  # keep TLC's states/ out of the source tree
         "-config",
-        model.config,
+        config,
     ]
-    if not model.check_deadlock:
+    if not check_deadlock:
         command.append("-deadlock")  # this build's way to turn deadlock checking off
-    command.append(model.spec)
+    command.append(spec)
     return command
+
+
+@dataclass
+class TlcRun:
+    """One TLC process: its parsed and raw output and how it ended."""
+
+    output: TlcOutput
+    raw_output: str
+    exit_code: int | None
+    timed_out: bool  # killed after ``timeout`` seconds
+    seconds: float
+
+
+def run_tlc(
+    spec: str,
+    config: str,
+    cwd: Path,
+    *,
+    workers: int = 1,
+    check_deadlock: bool = True,
+    dump: Path | None = None,
+    timeout: float | None = None,
+    java: Path | None = None,
+    jar: Path | None = None,
+    label: str = "",
+    on_line: LineSink | None = None,
+    relay_all: bool = False,
+) -> TlcRun:
+    """Run TLC on ``spec`` with ``config`` inside ``cwd`` and parse what it printed.
+
+    The single launcher of the package (``embedding-cache tlc``, the state-graph
+    dump and trace validation all come here): java and the jar are located
+    unless given; TLC's metadata goes to a temporary directory removed
+    afterwards; stdout and stderr are captured together, and lines are relayed
+    to ``on_line(label, line)`` as they come (progress lines only, unless
+    ``relay_all``); after ``timeout`` seconds TLC is killed and the run marked
+    timed out. O(output size).
+
+    Raises:
+        TlcSetupError: java or the TLC jar cannot be found.
+    """
+    java = locate_java() if java is None else java
+    jar = locate_jar() if jar is None else jar
+    lines: list[str] = []
+    timed_out = threading.Event()
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"tlc-{label or Path(spec).stem}-") as metadir:
+        command = tlc_invocation(
+            java,
+            jar,
+            spec,
+            config,
+            workers=workers,
+            metadir=Path(metadir),
+            check_deadlock=check_deadlock,
+            dump=dump,
+        )
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+        )
+
+        def kill() -> None:
+            timed_out.set()
+            proc.kill()
+
+        watchdog = threading.Timer(timeout, kill) if timeout is not None else None
+        if watchdog is not None:
+            watchdog.start()
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                lines.append(line)
+                if on_line is not None and (relay_all or _PROGRESS_LINE.match(line)):
+                    on_line(label, line)
+            exit_code = proc.wait()
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            if proc.poll() is None:  # interrupted: do not leave TLC running
+                proc.kill()
+                proc.wait()
+    raw = "\n".join(lines) + "\n"
+    return TlcRun(parse_output(raw), raw, exit_code, timed_out.is_set(), time.monotonic() - start)
 
 
 def judge(model: Model, output: TlcOutput, properties: list[str]) -> str:
@@ -97,42 +220,22 @@ def run_model(
 ) -> ModelResult:
     """Run TLC on model, relaying progress lines to on_line, and judge it."""
     config = read_config(tla_dir / model.config)
-    lines: list[str] = []
-    timed_out = threading.Event()
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix=f"tlc-{model.name}-") as metadir:
-        proc = subprocess.Popen(
-            tlc_command(java, jar, model, workers, Path(metadir)),
-            cwd=tla_dir,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-        )
-
-        def kill() -> None:
-            timed_out.set()
-            proc.kill()
-
-        watchdog = threading.Timer(model.budget_seconds * HARD_TIMEOUT_FACTOR, kill)
-        watchdog.start()
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                line = line.rstrip("\n")
-                lines.append(line)
-                if on_line is not None and (relay_all or _PROGRESS_LINE.match(line)):
-                    on_line(model.name, line)
-            exit_code = proc.wait()
-        finally:
-            watchdog.cancel()
-            if proc.poll() is None:  # interrupted: do not leave TLC running
-                proc.kill()
-                proc.wait()
-    seconds = time.monotonic() - start
-    raw = "\n".join(lines) + "\n"
-    output = parse_output(raw)
-    result = "timeout" if timed_out.is_set() else judge(model, output, config.properties)
+    run = run_tlc(
+        model.spec,
+        model.config,
+        tla_dir,
+        workers=workers,
+        check_deadlock=model.check_deadlock,
+        timeout=model.budget_seconds * HARD_TIMEOUT_FACTOR,
+        java=java,
+        jar=jar,
+        label=model.name,
+        on_line=on_line,
+        relay_all=relay_all,
+    )
+    seconds, output, raw, exit_code = run.seconds, run.output, run.raw_output, run.exit_code
+    timed_out = run.timed_out
+    result = "timeout" if timed_out else judge(model, output, config.properties)
     note = ""
     if result != model.expect:
         note = f"expected {model.expect}, got {result}"
@@ -145,7 +248,7 @@ def run_model(
         ok=not note,
         seconds=seconds,
         constants=config.constants,
-        timed_out=timed_out.is_set(),
+        timed_out=timed_out,
         exit_code=exit_code,
         raw_output=raw,
         note=note,

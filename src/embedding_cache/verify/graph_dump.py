@@ -1,17 +1,29 @@
-"""Run TLC on a model to dump its state graph (``-dump dot,actionlabels``)."""
+"""Run TLC on a model to dump its state graph (``-dump dot,actionlabels``).
+
+TLC is started by ``tlc.runner.run_tlc``, the package's one launcher. The
+model's eviction policy (and its parameters) come from its manifest entry's
+``policy`` / ``policy_params`` fields (tla/models.json, under ``models`` or
+``replay_models``; the parameters are the policy module's TLA+ constants); a
+model the manifest does not list, or an entry without them, is a fifo model.
+"""
 
 from __future__ import annotations
 
-import subprocess
+import json
 import tempfile
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..tlc.config import read_config
-from ..tlc.jar import locate_jar, locate_java
+from ..tlc.manifest import MANIFEST_NAME
+from ..tlc.output import Outcome
+from ..tlc.runner import run_tlc
 from .state_graph import StateGraph, load_dot
 from .tla_values import parse_value
+
+#: The policy of a model whose manifest entry names none (the seed's).
+DEFAULT_POLICY = "fifo"
 
 
 @dataclass
@@ -24,6 +36,31 @@ class DumpedModel:
     num_blocks: int
     max_pins: int
     tlc_seconds: float
+    policy: str = DEFAULT_POLICY
+    policy_params: dict[str, int] = field(default_factory=dict)  # TLA+ constants, by name
+
+
+def manifest_entry(tla_dir: Path, model: str) -> dict[str, Any]:
+    """The raw manifest entry of ``model`` ({} when the manifest does not list it). O(models)."""
+    try:
+        data = json.loads((tla_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    for section in ("models", "replay_models"):  # replay inputs are not checked by `tlc`
+        for raw in data.get(section, ()):
+            if isinstance(raw, dict) and raw.get("name") == model:
+                return raw
+    return {}
+
+
+def model_policy(tla_dir: Path, model: str) -> tuple[str, dict[str, int]]:
+    """(policy name, its TLA+ constants) of ``model``, from its manifest entry
+    (``policy``, ``policy_params``: e.g. ``{"Scale": 2, "MaxFreq": 2}``)."""
+    entry = manifest_entry(tla_dir, model)
+    params = entry.get("policy_params") or {}
+    return str(entry.get("policy") or DEFAULT_POLICY), {str(k): int(v) for k, v in params.items()}
 
 
 def dump_state_graph(
@@ -31,33 +68,24 @@ def dump_state_graph(
 ) -> DumpedModel:
     """Check ``model`` (``tla/<model>.tla`` + ``.cfg``) with TLC and parse its state graph.
 
-    Raises RuntimeError when TLC does not finish cleanly (a model used for
-    replay must pass: its graph is only complete then).
+    O(states + edges) after TLC. Raises RuntimeError when TLC does not finish
+    cleanly (a model used for replay must pass: its graph is only complete then).
     """
     config = read_config(tla_dir / f"{model}.cfg")
-    start = time.monotonic()
+    policy, params = model_policy(tla_dir, model)
     with tempfile.TemporaryDirectory(prefix=f"dump-{model}-") as tmp:
         dot = Path(tmp) / "graph.dot"
-        command = [
-            str(locate_java()),
-            "-XX:+UseParallelGC",
-            "-cp",
-            str(locate_jar()),
-            "tlc2.TLC",
-            "-dump",
-            "dot,actionlabels",
-            str(dot),
-            "-workers",
-            str(workers),
-            "-metadir",
-            str(Path(tmp) / "meta"),
-            "-config",
-            f"{model}.cfg",
+        run = run_tlc(
             f"{model}.tla",
-        ]
-        proc = subprocess.run(command, cwd=tla_dir, capture_output=True, text=True, timeout=timeout)
-        if "Model checking completed. No error has been found." not in proc.stdout:
-            tail = "\n".join(proc.stdout.strip().splitlines()[-12:])
+            f"{model}.cfg",
+            tla_dir,
+            workers=workers,
+            dump=dot,
+            timeout=timeout,
+            label=model,
+        )
+        if run.output.outcome is not Outcome.PASS or run.timed_out:
+            tail = "\n".join(run.raw_output.strip().splitlines()[-12:])
             raise RuntimeError(f"TLC did not pass {model}, so its graph is incomplete:\n{tail}")
         graph = load_dot(dot)
     keys = parse_value(config.constants["Keys"])
@@ -71,5 +99,7 @@ def dump_state_graph(
         keys=sorted(str(k) for k in keys),
         num_blocks=num_blocks,
         max_pins=max_pins,
-        tlc_seconds=time.monotonic() - start,
+        tlc_seconds=run.seconds,
+        policy=policy,
+        policy_params=params,
     )

@@ -8,22 +8,35 @@ every operation the spec does *not* allow in that state, the code must raise a
 typed error and change nothing (MisuseUnchangedProp). Block identities are
 not compared (the spec leaves the allocator's choice open); instead the full
 invariant sweep runs on the code's state after every step.
+
+The replay is parametrised by the eviction policy: the code's ``CacheState``
+gets the model's policy (a name from ``EVICTION_POLICIES`` with parameters,
+or any factory taking ``num_blocks``, e.g. a planted broken policy), and the
+spec's state is read with that policy's variables (the names its
+``abstract()`` returns, as its TLA+ module names them: fields of the record
+variable ``policy``). Other TLA+ variables -- ``evictable``, ``lastOp``, and
+the ghosts of the ``*Check`` modules (fifo's ``joinStamp``/``joinClock``,
+s3fifo's ``reused``) -- are not compared.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import inspect
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import invariants, transitions
-from ..abstraction import AbstractEntry, AbstractState, abstract_state
+from ..abstraction import AbstractEntry, AbstractState, abstract_state, policy_view
 from ..entry import CacheEntry
 from ..errors import CacheError
+from ..policies import EVICTION_POLICIES, EvictionPolicy, make_policy
 from ..state import CacheState
 from .state_graph import StateGraph
-from .tla_values import TlaFunction, TlaValue
+from .tla_values import ModelValue, TlaFunction, TlaValue
 
 #: The code's operation for each TLA+ action name (spec/NAMES.md).
 ACTION_TO_OPERATION = {
@@ -41,6 +54,70 @@ Operations = Mapping[str, Callable[..., Any]]
 #: The real transitions; planted-bug checks swap in broken ones.
 REAL_OPERATIONS: Operations = transitions.OPERATIONS
 
+#: What builds the code's policy: a name in ``EVICTION_POLICIES`` or a factory of ``num_blocks``.
+PolicyFactory = str | Callable[[int], EvictionPolicy]
+
+
+#: Each policy's TLA+ constants (tla/README.md) -> the code policy's attribute of the same
+#: meaning. gdsf's are constructor parameters; s3fifo's are derived from the pool size.
+POLICY_CONSTANTS: dict[str, dict[str, str]] = {
+    "gdsf": {"Scale": "scale", "MaxFreq": "max_freq"},
+    "s3fifo": {"SmallTarget": "small_target", "GhostCapacity": "ghost_capacity"},
+}
+
+
+def policy_factory(name: str, params: Mapping[str, int] | None = None) -> PolicyFactory:
+    """The factory of policy ``name`` with constructor parameters ``params`` (e.g. gdsf's
+    ``scale``), or with the TLA+ constants a model sets (``policy_params`` in
+    tla/models.json, e.g. ``Scale``): those that are constructor parameters are passed,
+    the derived ones (s3fifo's ``SmallTarget``) must agree with the code's
+    (``check_constants``).
+
+    Raises:
+        ValueError: ``name`` is not a policy of ``EVICTION_POLICIES``.
+    """
+    kwargs = code_params(name, params or {})
+    return functools.partial(EVICTION_POLICIES[name], **kwargs) if kwargs else name
+
+
+def code_params(name: str, params: Mapping[str, int]) -> dict[str, int]:
+    """The constructor parameters of policy ``name`` among ``params`` (given by the code's
+    names, or by the TLA+ constants' names, ``POLICY_CONSTANTS``); the others are dropped.
+    O(len(params)).
+
+    Raises:
+        ValueError: ``name`` is not a policy of ``EVICTION_POLICIES``.
+    """
+    cls = EVICTION_POLICIES.get(name)
+    if cls is None:
+        raise ValueError(f"unknown eviction policy {name!r}; known: {sorted(EVICTION_POLICIES)}")
+    names = POLICY_CONSTANTS.get(name, {})
+    accepted = inspect.signature(cls).parameters
+    kwargs = {names.get(k, k): v for k, v in params.items()}
+    return {k: v for k, v in kwargs.items() if k in accepted}
+
+
+def policy_constants(policy: EvictionPolicy) -> dict[str, int]:
+    """The TLA+ constants of ``policy``'s module, valued as the code's policy has them. O(1)."""
+    names = POLICY_CONSTANTS.get(policy.name, {})
+    return {tla: int(getattr(policy, attr)) for tla, attr in names.items()}
+
+
+def check_constants(policy: EvictionPolicy, constants: Mapping[str, object]) -> str | None:
+    """None when every TLA+ constant of ``policy``'s module set in ``constants`` (a model's
+    config or ``policy_params``) has the code policy's value; else what differs. O(1)."""
+    for name, value in policy_constants(policy).items():
+        given = constants.get(name)
+        if given is not None and str(given).strip() != str(value):
+            return f"{name} is {given} in the model but {value} in the code's {policy.name}"
+    return None
+
+
+def policy_variables(policy: PolicyFactory, num_blocks: int) -> tuple[str, ...]:
+    """The variables the code's policy is compared on: the names its ``abstract()`` gives.
+    O(1) (an empty policy)."""
+    return tuple(sorted(make_policy(policy, num_blocks).abstract()))
+
 
 @dataclass
 class Mismatch:
@@ -55,6 +132,7 @@ class Mismatch:
 class ReplayReport:
     """What the replay covered and where code and spec disagreed."""
 
+    policy: str = ""  # the eviction policy replayed
     states: int = 0
     edges_total: int = 0
     edges_replayed: int = 0
@@ -68,7 +146,12 @@ class ReplayReport:
 
 
 def clone(s: CacheState) -> CacheState:
-    """A deep copy of ``s`` (entries are copied: transitions mutate them). O(N + entries)."""
+    """A deep copy of ``s`` (entries are copied: transitions mutate them).
+
+    O(N + entries + the policy's clone). A policy whose ``clone`` does not keep
+    its class (a planted subclass inherits its parent's) gets the class back
+    (planted subclasses add no field), or is deep-copied when that fails.
+    """
     out = CacheState.__new__(CacheState)
     out.num_blocks = s.num_blocks
     out.free = list(s.free)
@@ -77,28 +160,89 @@ def clone(s: CacheState) -> CacheState:
         twin = CacheEntry(entry.block_ids)
         twin._pin_count = entry._pin_count
         out.entries[key] = twin
-    out.queue = s.queue.copy()
     out.evictable_blocks = s.evictable_blocks
+    policy = s.policy.clone()
+    if type(policy) is not type(s.policy):
+        try:
+            policy.__class__ = type(s.policy)
+        except TypeError:  # another memory layout
+            policy = copy.deepcopy(s.policy)
+    out.set_policy(policy)
     return out
 
 
-def spec_abstract(state: Mapping[str, TlaValue]) -> AbstractState:
-    """The spec's state read the same way as ``abstraction.abstract_state`` reads the code's."""
+def spec_value(value: TlaValue) -> Any:
+    """A TLA+ value as the code's ``policy.abstract()`` writes it (before ``policy_view``).
+
+    Functions and records become dicts, sequences tuples, model values str;
+    the empty function ``<<>>`` stays an empty tuple, which ``policy_view``
+    makes equal to an empty dict. O(size of the value).
+    """
+    if isinstance(value, TlaFunction):
+        return {spec_value(k): spec_value(v) for k, v in value.items()}  # type: ignore[arg-type]
+    if isinstance(value, tuple):
+        return tuple(spec_value(v) for v in value)
+    if isinstance(value, frozenset):
+        return frozenset(spec_value(v) for v in value)
+    if isinstance(value, ModelValue):
+        return str(value)
+    return value
+
+
+#: Per (policy, variable): how to read the spec's value where its shape differs from
+#: the code's ``abstract()`` (applied after ``spec_value``). None differ today.
+SPEC_READERS: dict[tuple[str, str], Callable[[Any], Any]] = {}
+
+
+def _free_count(free: TlaValue) -> int:
+    """The number of free blocks: a set of ids (block level) or a number (counts level)."""
+    if isinstance(free, frozenset):
+        return len(free)
+    assert isinstance(free, int), free
+    return free
+
+
+def spec_abstract(
+    state: Mapping[str, TlaValue], policy_vars: tuple[str, ...] = ("queue",), policy: str = "fifo"
+) -> AbstractState:
+    """The spec's state read the same way as ``abstraction.abstract_state`` reads the code's.
+
+    ``policy_vars`` are the policy variables compared (``policy_variables``),
+    read as fields of the record variable ``policy`` or as variables of their
+    own; ``policy`` names the policy, for ``SPEC_READERS``. O(size of the state).
+
+    Raises:
+        KeyError: the spec's state lacks one of ``policy_vars``.
+    """
     entries = state["entries"]
     live = entries if isinstance(entries, TlaFunction) else {}
     pairs = []
     for key, record in live.items():
         assert isinstance(record, TlaFunction)
-        pins, blocks = record["pins"], record["blocks"]
-        assert isinstance(pins, int) and isinstance(blocks, frozenset)
-        pairs.append((str(key), AbstractEntry(pins, len(blocks))))
-    queue = state["queue"]
-    free = state["free"]
-    assert isinstance(queue, tuple) and isinstance(free, frozenset)
+        pins = record["pins"]
+        blocks = record["blocks"] if "blocks" in record else record["size"]
+        assert isinstance(pins, int) and isinstance(blocks, (frozenset, int))
+        size = len(blocks) if isinstance(blocks, frozenset) else blocks
+        pairs.append((str(key), AbstractEntry(pins, size)))
+    # The policy's variables: fields of the record variable ``policy``, or variables of
+    # their own (the TLA+ modules have used both shapes).
+    whole = state.get("policy")
+    fields: Mapping[object, TlaValue] = whole if isinstance(whole, TlaFunction) else {}
+    variables = {}
+    for name in policy_vars:
+        if name in state:
+            raw = state[name]
+        elif name in fields:
+            raw = fields[name]
+        else:
+            raise KeyError(f"the spec's state has no policy variable {name!r}: {sorted(state)}")
+        value = spec_value(raw)
+        reader = SPEC_READERS.get((policy, name))
+        variables[name] = value if reader is None else reader(value)
     return AbstractState(
         entries=tuple(sorted(pairs)),
-        queue=tuple(str(k) for k in queue),
-        free=len(free),
+        policy=policy_view(variables),
+        free=_free_count(state["free"]),
         # The spec's meaning of has_held_entries(), not the code's shortcut.
         held=any(e.pins != 0 for _, e in pairs),
     )
@@ -214,21 +358,37 @@ def replay_graph(
     ops: Operations = REAL_OPERATIONS,
     max_mismatches: int = 20,
     stop_at_first: bool = False,
+    policy: PolicyFactory = "fifo",
+    policy_name: str | None = None,
 ) -> ReplayReport:
     """Replay every edge of ``graph`` on the code (BFS from the initial states).
 
-    O(edges * state size). Stops collecting details after ``max_mismatches``
-    but keeps counting, unless ``stop_at_first`` (enough to show a planted
-    bug is caught).
+    The code runs ``ops`` on states built with ``policy`` (a name or a
+    factory; ``policy_name`` names the spec's policy when ``policy`` is a
+    factory, for ``SPEC_READERS``). O(edges * state size). Stops collecting
+    details after ``max_mismatches`` but keeps counting, unless
+    ``stop_at_first`` (enough to show a planted bug is caught).
     """
     report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
+    policy_vars = policy_variables(policy, num_blocks)
+    name = policy_name or make_policy(policy, num_blocks).name
+    report.policy = name
+    spec_states: dict[str, AbstractState] = {}
+
+    def spec_at(node: str) -> AbstractState:
+        """The spec's abstract state at ``node`` (read once per node)."""
+        found = spec_states.get(node)
+        if found is None:
+            found = spec_states[node] = spec_abstract(graph.states[node], policy_vars, name)
+        return found
+
     outgoing: dict[str, list[tuple[str, str]]] = {}
     for source, target, _label in graph.edges:
         outgoing.setdefault(source, []).append((target, _label))
     code_state: dict[str, CacheState] = {}
     todo: deque[str] = deque()
     for node in graph.initial:
-        code_state[node] = CacheState(num_blocks)
+        code_state[node] = CacheState(num_blocks, make_policy(policy, num_blocks))
         todo.append(node)
     mismatch_count = 0
 
@@ -247,7 +407,7 @@ def replay_graph(
             action, key, n = _last_op(target_state)
             enabled.add((action, key, n))
             s = clone(here)
-            problem = _check_step(ops, s, action, key, n, spec_abstract(target_state))
+            problem = _check_step(ops, s, action, key, n, spec_at(target))
             report.edges_replayed += 1
             if problem is not None:
                 note(node, _step_text(action, key, n), problem)
@@ -264,7 +424,7 @@ def replay_graph(
             # frontier): every expanded state has one, since PinIfReady of an
             # absent key or Unpin of a pinned one is always possible.
             continue
-        spec_here = spec_abstract(graph.states[node])
+        spec_here = spec_at(node)
         scratch = clone(here)  # a refused call changes nothing, so one copy serves all
         for op, key, n in _disabled_steps(enabled, spec_here, keys, num_blocks, max_pins):
             problem = _check_refused(ops, scratch, op, key, n)

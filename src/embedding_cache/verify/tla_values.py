@@ -181,15 +181,20 @@ def parse_value(text: str) -> TlaValue:
 
 
 _ASSIGNMENT = re.compile(r"^/\\\s*(\w+)\s*=\s*(.*)$")
+#: A state of one variable is printed without the conjunction: ``var = value``.
+_ONLY_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)\s*=\s*(.*)$")
 
 
 def parse_state(text: str) -> dict[str, TlaValue]:
-    """Parse a state as TLC prints it: lines ``/\\ var = value`` (values may span lines)."""
+    """Parse a state as TLC prints it: lines ``/\\ var = value`` (values may span lines),
+    or ``var = value`` for a state of one variable."""
     state: dict[str, TlaValue] = {}
     name: str | None = None
     buffer: list[str] = []
     for line in text.splitlines():
         m = _ASSIGNMENT.match(line.strip())
+        if m is None and name is None and not state:
+            m = _ONLY_ASSIGNMENT.match(line.strip())
         if m:
             if name is not None:
                 state[name] = parse_value(" ".join(buffer))

@@ -1,6 +1,6 @@
 """Operation streams that produce traces for validation: sequential with misuse, and threaded.
 
-Both drive a ``TracedEmbeddingCache``; misuse errors are expected and
+Both drive a ``TracedEmbeddingCache`` with any eviction policy; misuse errors are
 swallowed (the trace records them, and trace validation checks the spec
 forbids each refused call). Deterministic for a given seed, except the
 interleaving of the threaded stream, which the trace records as it happened.
@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import CacheError
+from ..policies import PolicySpec
 from ..tracing import TracedEmbeddingCache
 
 Operations = Mapping[str, Callable[..., Any]]
@@ -22,23 +23,54 @@ Operations = Mapping[str, Callable[..., Any]]
 KEY_OPERATIONS = ("mark_ready", "pin", "pin_if_ready", "unpin", "discard")
 
 
+#: Block counts a lifecycle alloc asks for (zero-block entries included).
+SIZES = (0, 1, 2, 2, 3, 3, 4)
+
+
 def random_trace(
-    seed: int, num_blocks: int = 6, steps: int = 250, operations: Operations | None = None
+    seed: int,
+    num_blocks: int = 6,
+    steps: int = 250,
+    operations: Operations | None = None,
+    eviction: PolicySpec = "fifo",
+    keys: int = 10,
+    misuse: float = 0.3,
 ) -> TracedEmbeddingCache:
     """A sequential stream of every operation, legal or not, on a few keys.
 
-    Roughly half the calls are misuse (the keys and operations are drawn
-    blindly), so refusals are validated as much as transitions. O(steps).
+    Most calls follow each key's lifecycle as the cache shows it (``get``, a
+    query, not recorded): an absent key is allocated, a not-ready one marked
+    ready (or sometimes discarded: a failed save), a ready one used (``pin`` or
+    ``pin_if_ready``) and released again; so entries keep becoming evictable,
+    allocs evict them, keys come back after eviction (s3fifo's ghost) and are
+    used again (gdsf's and s3fifo's counters). A ``misuse`` share of the calls
+    are drawn blindly (operation, key and size), so refusals are validated as
+    much as transitions. Deterministic for a given seed and code; the calls
+    follow the results, so a broken cache gets other calls (compare traces by
+    re-running a trace's calls, not by seed). O(steps).
     """
     rng = random.Random(seed)
-    cache = TracedEmbeddingCache(num_blocks, operations)
-    keys = [f"k{i}" for i in range(4)]
+    cache = TracedEmbeddingCache(num_blocks, eviction, operations=operations)
+    names = [f"k{i}" for i in range(keys)]
     while len(cache.trace) < steps:
-        key = rng.choice(keys)
-        op = rng.choice(("alloc", "alloc", *KEY_OPERATIONS))
+        key = rng.choice(names)
+        n = rng.choice(SIZES)
+        entry = cache.get(key)
+        roll = rng.random()
+        if roll < misuse:
+            op = rng.choice(("alloc", *KEY_OPERATIONS))
+            n = rng.randint(0, num_blocks + 1)
+        elif entry is None:
+            op = "alloc"
+        elif not entry.ready:
+            op = "discard" if roll < misuse + 0.1 else "mark_ready"
+        elif entry.pin_count > 0:
+            op = "unpin" if roll < 0.75 else rng.choice(("pin", "pin_if_ready"))
+        else:
+            op = rng.choice(("pin", "pin_if_ready")) if roll < 0.7 else "alloc"  # a duplicate
         try:
             if op == "alloc":
-                cache.alloc(key, rng.randint(0, num_blocks + 1))
+                cache.alloc(key, n)
             else:
                 getattr(cache, op)(key)
         except Exception:  # recorded in the trace, which is what gets judged
@@ -88,6 +120,7 @@ def threaded_trace(
     threads: int = 3,
     steps: int = 60,
     operations: Operations | None = None,
+    eviction: PolicySpec = "fifo",
 ) -> TracedEmbeddingCache:
     """Several threads mixing saves, loads and remote reads on one cache.
 
@@ -95,7 +128,7 @@ def threaded_trace(
     pins anyone's ready entries through ``pin_if_ready``, releasing every pin
     before it ends. The trace is the order the lock granted.
     """
-    cache = TracedEmbeddingCache(num_blocks, operations)
+    cache = TracedEmbeddingCache(num_blocks, eviction, operations=operations)
     names = [[f"t{t}k{i}" for i in range(2)] for t in range(threads)]
     errors: list[BaseException] = []
     workers = [

@@ -1,0 +1,106 @@
+"""The one TLC launcher (``tlc.runner.run_tlc``) that the tlc command, the state-graph dump
+and trace validation share: its command line, dump, deadlock switch and hard timeout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from embedding_cache.tlc.output import Outcome
+from embedding_cache.tlc.runner import run_tlc, tlc_invocation
+from embedding_cache.verify.state_graph import load_dot
+
+#: Counts to 3 and stops: a deadlock unless deadlock checking is off.
+STOPS = """---- MODULE Stops ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x < 3 /\\ x' = x + 1
+====
+"""
+#: Counts for ever: only the timeout ends it.
+FOREVER = """---- MODULE Forever ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x + 1
+====
+"""
+CONFIG = "INIT Init\nNEXT Next\n"
+
+
+def _spec(tmp_path: Path, text: str) -> str:
+    name = text.split()[2]
+    (tmp_path / f"{name}.tla").write_text(text)
+    (tmp_path / f"{name}.cfg").write_text(CONFIG)
+    return name
+
+
+def test_command_line() -> None:
+    java, jar, meta = Path("/j/java"), Path("/t/tla2tools.jar"), Path("/m")
+    base = tlc_invocation(java, jar, "M.tla", "M.cfg", workers=2, metadir=meta)
+    assert base == [
+        "/j/java",
+        "-XX:+UseParallelGC",
+        "-cp",
+        "/t/tla2tools.jar",
+        "tlc2.TLC",
+        "-workers",
+        "2",
+        "-metadir",
+        "/m",
+        "-config",
+        "M.cfg",
+        "M.tla",
+    ]
+    dump = tlc_invocation(
+        java, jar, "M.tla", "M.cfg", workers=1, metadir=meta, check_deadlock=False, dump=Path("g")
+    )
+    assert dump[5:8] == ["-dump", "dot,actionlabels", "g"]
+    assert dump[-2:] == ["-deadlock", "M.tla"]
+
+
+@pytest.mark.tlc
+def test_deadlock_reported_unless_switched_off(tla_dir: Path, tmp_path: Path) -> None:
+    name = _spec(tmp_path, STOPS)
+    run = run_tlc(f"{name}.tla", f"{name}.cfg", tmp_path)
+    assert run.output.outcome is Outcome.DEADLOCK and not run.timed_out
+    assert [step.state["x"] for step in run.output.trace] == ["0", "1", "2", "3"]
+    run = run_tlc(f"{name}.tla", f"{name}.cfg", tmp_path, check_deadlock=False)
+    assert run.output.outcome is Outcome.PASS and run.exit_code == 0
+    assert run.output.distinct_states == 4
+    assert not list(tmp_path.glob("states*")), (
+        "TLC's metadata must not land in the spec's directory"
+    )
+
+
+@pytest.mark.tlc
+def test_dump_writes_the_state_graph(tla_dir: Path, tmp_path: Path) -> None:
+    name = _spec(tmp_path, STOPS)
+    dot = tmp_path / "graph.dot"
+    lines: list[tuple[str, str]] = []
+    run = run_tlc(
+        f"{name}.tla",
+        f"{name}.cfg",
+        tmp_path,
+        check_deadlock=False,
+        dump=dot,
+        label="stops",
+        on_line=lambda label, line: lines.append((label, line)),
+    )
+    assert run.output.outcome is Outcome.PASS
+    graph = load_dot(dot)
+    assert sorted(str(s["x"]) for s in graph.states.values()) == ["0", "1", "2", "3"]
+    assert len(graph.edges) == 3 and len(graph.initial) == 1
+    assert lines and all(label == "stops" for label, _ in lines)  # progress relayed
+    assert any(line.startswith("Model checking completed") for _, line in lines)
+
+
+@pytest.mark.tlc
+def test_timeout_kills_tlc(tla_dir: Path, tmp_path: Path) -> None:
+    name = _spec(tmp_path, FOREVER)
+    run = run_tlc(f"{name}.tla", f"{name}.cfg", tmp_path, timeout=3.0)
+    assert run.timed_out
+    assert run.output.outcome is Outcome.INCOMPLETE
+    assert run.exit_code is not None and run.exit_code != 0
