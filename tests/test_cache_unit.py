@@ -731,13 +731,14 @@ def test_s3fifo_a_one_time_entry_leaves_from_s_before_a_used_entry_in_m() -> Non
     put_not_ready(cache, "x", 5)  # 4 free: hot (used) moves to M, one (unused) is evicted
     assert cache.get("one") is None and cache.get("hot") is not None
     v = policy_vars(cache)
-    assert v["small"] == () and v["main"] == ("hot",) and v["ghost"] == ("one",)
+    assert v["small"] == () and v["main"] == ("hot",)
+    assert v["ghost"] == (("one", 3),)  # (key, weight) pairs, as TLA+ <<k, w>>
     assert v["home"] == {"hot": "M", "x": "S"} and v["freq"] == {"hot": 0}
     cache.mark_ready("x")
     use(cache, "hot")
     put_not_ready(cache, "y", 4)  # 2 free: S holds x (5 blocks >= 1): x goes, not hot
     assert cache.get("x") is None and cache.get("hot") is not None
-    assert policy_vars(cache)["ghost"] == ("one", "x")
+    assert policy_vars(cache)["ghost"] == (("one", 3), ("x", 5))
     cache.check()
 
 
@@ -746,11 +747,11 @@ def test_s3fifo_a_key_back_from_the_ghost_enters_m_and_the_ghost_is_bounded() ->
     put_ready(cache, "a", 5)
     put_not_ready(cache, "x", 10)  # evicts a from S: a is remembered in G
     cache.discard("x")
-    assert policy_vars(cache)["ghost"] == ("a",)
+    assert policy_vars(cache)["ghost"] == (("a", 5),)
     put_ready(cache, "b", 5)
     put_not_ready(cache, "x", 10)  # evicts b: G would weigh 10 > 9, so a is trimmed
     cache.discard("x")
-    assert policy_vars(cache)["ghost"] == ("b",)
+    assert policy_vars(cache)["ghost"] == (("b", 5),)
     put_ready(cache, "b", 2)  # back from G: homed in M
     put_ready(cache, "c", 2)  # new: homed in S
     v = policy_vars(cache)
@@ -776,5 +777,6 @@ def test_s3fifo_counters_cap_at_3_and_a_used_head_of_m_gets_a_second_chance() ->
     # is used: counter 3 -> 2 and to M's tail; q is not: evicted (and not remembered)
     assert cache.get("q") is None and cache.get("p") is not None
     v = policy_vars(cache)
-    assert v["main"] == ("p",) and v["freq"] == {"p": 2} and v["ghost"] == ("r",)
+    assert v["main"] == ("p",) and v["freq"] == {"p": 2}
+    assert v["ghost"] == (("r", 2),)
     cache.check()
