@@ -81,7 +81,12 @@ class CacheState:
             clone._pin_count = entry._pin_count
             twin.entries[key] = clone
         twin.evictable_blocks = self.evictable_blocks
-        twin.set_policy(self.policy.clone())
+        policy = self.policy.clone()
+        if type(policy) is not type(self.policy):
+            # A subclass that inherits its parent's clone (a planted bug) adds no
+            # field: give the copy its class back.
+            policy.__class__ = type(self.policy)
+        twin.set_policy(policy)
         return twin
 
     def __deepcopy__(self, memo: dict[int, object]) -> CacheState:
