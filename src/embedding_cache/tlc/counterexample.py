@@ -18,7 +18,6 @@ inside :func:`explain_failure` only.
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +40,6 @@ _DEFINITION = re.compile(r"^(?:LOCAL\s+)?(?P<name>[A-Za-z_]\w*)\s*(?:\([^=]*\))?
 _STATE_LABEL = re.compile(r"^State (?P<n>\d+): <(?P<label>.*)>\s*$", re.M)
 _MODULE_END = re.compile(r"^={4,}")
 _SEPARATOR = re.compile(r"^-{4,}")
-
-#: Width at which a step's changed values are wrapped.
-VALUE_WIDTH = 88
 
 
 @dataclass(frozen=True)
@@ -229,19 +225,6 @@ def identify_violation(
     return None
 
 
-def _table(rows: list[list[str]]) -> str:
-    """A three-column text table (step right-aligned)."""
-    headers = ["step", "action", "changes"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-
-    def fmt(cells: list[str]) -> str:
-        first = cells[0].rjust(widths[0])
-        return "  ".join([first, cells[1].ljust(widths[1]), cells[2]]).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([fmt(headers), rule, *(fmt(r) for r in rows)])
-
-
 def raw_labels(raw_output: str) -> dict[int, str]:
     """TLC's own label of each state of the behaviour (``State i: <label>``). O(output)."""
     return {int(m.group("n")): m.group("label") for m in _STATE_LABEL.finditer(raw_output)}
@@ -287,22 +270,16 @@ def step_table(
     the positions that ``output.Step.action`` drops. O(trace size).
     """
     dirs = list(directories)
-    rows: list[list[str]] = []
-    for step in steps:
+    from .report import trace_table  # here: report imports this module
+
+    if not steps:
+        return "(no steps)"
+
+    def action_of(step: StepLike) -> str:
         raw = None if labels is None else labels.get(step.number)
-        action = step_label(step, dirs, raw)
-        if not step.changed:
-            rows.append([str(step.number), action, "(nothing)" if step.state else ""])
-            continue
-        first = True
-        for name, value in step.changed.items():
-            wrapped = textwrap.wrap(
-                f"{name}' = {value}", VALUE_WIDTH, subsequent_indent="    "
-            ) or [""]
-            for line in wrapped:
-                rows.append([str(step.number) if first else "", action if first else "", line])
-                first = False
-    return _table(rows) if rows else "(no steps)"
+        return step_label(step, dirs, raw)
+
+    return trace_table(steps, action_of)
 
 
 def explain_failure(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .config import read_config
-from .counterexample import explain_failure
+from .counterexample import StepLike, explain_failure
 from .output import Step
 from .runner import ModelResult
 
@@ -63,12 +64,19 @@ def results_table(results: list[ModelResult]) -> str:
     return _table(headers, rows, right={4, 5, 6})
 
 
-def trace_table(steps: list[Step]) -> str:
-    """A counterexample as a table: step, action, and what the step changed."""
+def trace_table(
+    steps: Sequence[StepLike], action_of: Callable[[StepLike], str] | None = None
+) -> str:
+    """A counterexample as a table: step, action, and what the step changed.
+
+    ``action_of`` names a step's action (default: ``step.action``; the
+    counterexample module passes its readable labels). O(trace size).
+    """
     rows: list[list[str]] = []
     for step in steps:
+        action = step.action if action_of is None else action_of(step)
         if not step.changed:
-            rows.append([str(step.number), step.action, "(nothing)" if step.state else ""])
+            rows.append([str(step.number), action, "(nothing)" if step.state else ""])
             continue
         first = True
         for name, value in step.changed.items():
@@ -79,7 +87,7 @@ def trace_table(steps: list[Step]) -> str:
                 rows.append(
                     [
                         str(step.number) if first else "",
-                        step.action if first else "",
+                        action if first else "",
                         line,
                     ]
                 )
