@@ -37,6 +37,9 @@ class Model:
     tags: tuple[str, ...]
     policy: str | None = None  # eviction policy: None (the core), "fifo", "gdsf", "s3fifo"
     policy_params: tuple[tuple[str, Any], ...] = ()  # the policy constants the config sets
+    # False for a model too big for one process (run it by name, by its tag,
+    # or distributed in the nightly profile): not part of the default run.
+    default_run: bool = True
 
 
 def find_tla_dir(override: str | None = None) -> Path:
@@ -74,6 +77,7 @@ def _model(raw: dict[str, Any]) -> Model:
             tags=tuple(str(t) for t in raw.get("tags", ())),
             policy=None if raw.get("policy") is None else str(raw["policy"]),
             policy_params=tuple(sorted((raw.get("policy_params") or {}).items())),
+            default_run=bool(raw.get("default_run", True)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"bad manifest entry {raw!r}: {exc}") from exc
@@ -100,14 +104,20 @@ def load_manifest(tla_dir: Path) -> list[Model]:
     return models
 
 
+def default_models(models: list[Model]) -> list[Model]:
+    """Return the models of the default run (``default_run`` true), in order."""
+    return [m for m in models if m.default_run]
+
+
 def select_models(models: list[Model], names: list[str]) -> list[Model]:
-    """Return the named models (all when names is empty), in manifest order.
+    """Return the named models, in manifest order; with no names, the default
+    run (every model whose ``default_run`` is true).
 
     A name may also be a tag (e.g. ``bug``) or a policy (``fifo``, ``gdsf``,
-    ``s3fifo``), selecting every model with it.
+    ``s3fifo``), selecting every model with it, big ones included.
     """
     if not names:
-        return models
+        return default_models(models)
     known = (
         {m.name for m in models}
         | {t for m in models for t in m.tags}

@@ -38,7 +38,7 @@ from ..errors import CacheError
 from ..policies import EVICTION_POLICIES, PolicySpec, make_policy
 from ..tlc.config import read_config
 from ..tlc.jar import locate_jar, locate_java, tlc_version
-from ..tlc.manifest import load_manifest
+from ..tlc.manifest import default_models, load_manifest
 from ..tlc.report import run_json
 from ..tlc.runner import ModelResult, run_model
 from ..tracing import TracedEmbeddingCache
@@ -367,7 +367,7 @@ class VerifyOptions:
 def _run_tlc(report: VerifyReport, options: VerifyOptions, progress: Progress) -> None:
     java, jar = locate_java(), locate_jar()
     report.tlc_jar, report.tlc_version = str(jar), tlc_version(java, jar)
-    for model in load_manifest(options.tla_dir):
+    for model in default_models(load_manifest(options.tla_dir)):
         policy = manifest_entry(options.tla_dir, model.name).get("policy")
         report.tlc_policy[model.name] = str(policy) if policy else None
         result = run_model(model, options.tla_dir, java, jar, options.workers)
