@@ -145,11 +145,11 @@ def _cache_with_every_state(policy: str) -> EmbeddingCache:
 
 
 def _leak(s: CacheState) -> None:
-    s.free.pop()
+    s.free.take(1)
 
 
 def _share(s: CacheState) -> None:
-    s.free.append(s.entries["p"].block_ids[0])
+    s.free.give((s.entries["p"].block_ids[0],))
 
 
 def _out_of_range(s: CacheState) -> None:

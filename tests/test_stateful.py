@@ -54,6 +54,7 @@ from hypothesis.stateful import (
 from reference_models import REFERENCE_MODELS, ExpectedError, Model
 
 from embedding_cache import (
+    ALLOCATORS,
     EVICTION_POLICIES,
     CacheEntry,
     EmbeddingCache,
@@ -140,9 +141,13 @@ class CacheMachine(RuleBasedStateMachine):
         step is compared with the model as the rules' are.
         """
         params = data.draw(self.params, label="params")
+        # Both allocators under every policy: the model predicts counts, not ids.
+        allocator = data.draw(st.sampled_from(sorted(ALLOCATORS)), label="allocator")
         name = self.policy_class.name
-        self.cache = self.cache_class(num_blocks, eviction=eviction_for(self.policy_class, params))
-        assert self.cache.eviction == name
+        self.cache = self.cache_class(
+            num_blocks, eviction=eviction_for(self.policy_class, params), allocator=allocator
+        )
+        assert (self.cache.eviction, self.cache.allocator) == (name, allocator)
         self.model = Model(num_blocks, REFERENCE_MODELS[name](num_blocks, **params))
         for key, n_blocks, uses in warmup:
             if key in self.model.entries or n_blocks > num_blocks:

@@ -24,9 +24,11 @@ from .errors import (
     NotReadyError,
     UnknownKeyError,
 )
+from .free_blocks import ALLOCATORS
 from .policies import EVICTION_POLICIES, EvictionPolicy, FifoPolicy, GdsfPolicy, S3FifoPolicy
 
 __all__ = [
+    "ALLOCATORS",
     "BUILD_NAME",
     "CHECKED",
     "EVICTION_POLICIES",

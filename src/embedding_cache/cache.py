@@ -11,6 +11,7 @@ import threading
 
 from . import invariants, transitions
 from .entry import CacheEntry
+from .free_blocks import DEFAULT_ALLOCATOR, allocator_name
 from .policies import PolicySpec, make_policy
 from .state import CacheState
 
@@ -27,21 +28,30 @@ class EmbeddingCache:
 
     __slots__ = ("_lock", "_ops", "_state")
 
-    def __init__(self, num_blocks: int, eviction: PolicySpec = "fifo") -> None:
-        """A cache over block ids 0 .. num_blocks-1, all free. O(num_blocks).
+    def __init__(
+        self,
+        num_blocks: int,
+        eviction: PolicySpec = "fifo",
+        allocator: str = DEFAULT_ALLOCATOR,
+    ) -> None:
+        """A cache over block ids 0 .. num_blocks-1, all free.
 
         ``eviction`` names the policy (``embedding_cache.EVICTION_POLICIES``:
         "fifo", the seed's and the default, "gdsf", "s3fifo"), or is a
         factory taking ``num_blocks`` and returning an ``EvictionPolicy``.
+        ``allocator`` names how free ids are kept and handed out
+        (``embedding_cache.ALLOCATORS``): "stack", the seed's and the default,
+        or "extents", coalesced runs for fewer runs of consecutive ids per entry.
+        O(num_blocks) with the stack (a C-level copy); O(log num_blocks) with extents.
 
         Raises:
             TypeError: ``num_blocks`` is not an int (or is a bool); ``eviction``
-                is neither a name nor a factory.
-            ValueError: ``num_blocks`` is negative; ``eviction`` is an unknown
-                name (the message lists the valid ones).
+                is neither a name nor a factory; ``allocator`` is not a str.
+            ValueError: ``num_blocks`` is negative; ``eviction`` or ``allocator``
+                is an unknown name (the message lists the valid ones).
         """
         n = transitions.validate_num_blocks(num_blocks)
-        self._state = CacheState(n, make_policy(eviction, n))
+        self._state = CacheState(n, make_policy(eviction, n), allocator)
         self._lock = threading.Lock()
         # Every public method calls its transition through this table, with the
         # lock held: the one path tracing and planted bugs hook into.
@@ -56,6 +66,11 @@ class EmbeddingCache:
     def eviction(self) -> str:
         """The eviction policy's name. O(1)."""
         return self._state.policy.name
+
+    @property
+    def allocator(self) -> str:
+        """The allocator's name (``ALLOCATORS``). O(1)."""
+        return allocator_name(self._state.free)
 
     def get(self, key: str) -> CacheEntry | None:
         """Return the entry for ``key``, or None if not present. O(1)."""
@@ -118,6 +133,7 @@ class EmbeddingCache:
             s = self._state
             return (
                 f"EmbeddingCache(num_blocks={s.num_blocks}, eviction={s.policy.name!r}, "
+                f"allocator={allocator_name(s.free)!r}, "
                 f"free={len(s.free)}, entries={len(s.entries)}, "
                 f"evictable_blocks={s.evictable_blocks})"
             )

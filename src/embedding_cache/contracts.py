@@ -38,7 +38,7 @@ from .snapshots import (
     Snapshot,
     as_count,
     canonical_ids,
-    free_top_is,
+    just_freed,
     plan_alloc,
     same_shape,
     snapshot,
@@ -420,7 +420,7 @@ def discard_frees_blocks(OLD: Old, s: CacheState, key: str) -> bool:
         and len(s.entries) == OLD.pre.entries_len - 1
         and OLD.pre.blocks is not None
         and len(s.free) == OLD.pre.free_len + len(OLD.pre.blocks)
-        and free_top_is(s, OLD.pre.blocks)
+        and just_freed(s, OLD.pre.blocks)
     )
 
 

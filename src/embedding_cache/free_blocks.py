@@ -14,21 +14,29 @@ Every operation costs O(runs touched + log2 of the pool size) plus the
 O(n) C-level ``tuple(range(...))`` that materialises the ids; nothing walks
 the whole pool except ``__iter__`` (for the invariant sweep).
 
-Status: NOT the cache's allocator yet. Wired in and measured with
-``../shared/tools/compare.py`` (fifo, the shared op mix), segregated fit gave
-4.00 runs per multi-block entry (the seed's stack: 5.78) at 1.85x the seed's
-time; a next-fit ring (allocating along a roving cursor, so that FIFO's
-oldest victims lie next to the free space) gave 5.15 runs at 2.5x. With a
-full pool, eviction frees exactly what is needed from wherever the policy's
-victims lie, so contiguity is bounded by how scattered the victims are, not
-by the allocator alone; the pure-Python dictionary work also costs more than
-the seed's C-level list slice. ``FreeStack`` is the seed's LIFO with the
-same interface, which the cache's transitions could take unchanged.
+The cache's allocator is chosen per cache: ``EmbeddingCache(n,
+allocator="stack")`` (the default: the seed's LIFO stack, ``FreeStack``, so
+block ids are the seed's exactly) or ``allocator="extents"`` (``FreeBlocks``).
+Both implement ``FreePool``; the transitions, the alloc contract
+(``plan_take``) and the discard contract (``just_freed``) use only that.
+
+Measured (``embedding-cache bench --beyond-seed``; fifo, the shared op mix):
+extents give 4.00 runs per multi-block entry against the stack's 5.78, at
+about twice the stack's time per alloc (pure-Python dictionaries against a
+C-level list slice). With a full pool an alloc frees exactly what it needs
+from wherever the policy's victims lie, so contiguity is bounded by how
+scattered the victims are, not by the allocator: choosing, at every alloc,
+the fewest runs that cover n (largest free extents first, after the
+victims' blocks are freed) still gives 3.88 runs; best-, first- (address
+ordered), worst- and next-fit all measured between 3.9 and 5.2.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
+
+from .build import CHECKED
 
 #: A run of consecutive block ids [start, end).
 Run = tuple[int, int]
@@ -62,6 +70,19 @@ def runs_of(ids: Sequence[int]) -> list[Run]:
 def size_class(length: int) -> int:
     """The class of an extent of ``length`` >= 1 ids: floor(log2(length))."""
     return length.bit_length() - 1
+
+
+class FreePool(Protocol):
+    """What the transitions and contracts need of the free block ids."""
+
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[int]: ...
+    def take(self, n: int) -> tuple[int, ...]: ...
+    def give(self, ids: Sequence[int]) -> None: ...
+    def extend(self, ids: Sequence[int]) -> None: ...
+    def just_freed(self, ids: Sequence[int]) -> bool: ...
+    def plan_take(self, n: int, extra: Iterable[int]) -> tuple[int, ...]: ...
+    def copy(self) -> FreePool: ...
 
 
 class FreeBlocks:
@@ -265,7 +286,7 @@ class FreeBlocks:
 
 
 class FreeStack(list[int]):
-    """The seed's free list: a LIFO stack of ids (``allocator="stack"``).
+    """The seed's free list: a LIFO stack of ids (``allocator="stack"``, the default).
 
     ``take(n)`` pops the top n and sorts them, ``give`` pushes; so the ids an
     alloc gets are the seed's exactly, scattered as the seed's are. Kept for
@@ -284,9 +305,8 @@ class FreeStack(list[int]):
         taken.sort()
         return tuple(taken)
 
-    def give(self, ids: Sequence[int]) -> None:
-        """Push ``ids`` on top, in order. O(len(ids))."""
-        self.extend(ids)
+    #: Push ``ids`` on top, in order. O(len(ids)). (list.extend itself: a C-level call.)
+    give = list.extend
 
     def just_freed(self, ids: Sequence[int]) -> bool:
         """After ``give(ids)``: the top of the stack is exactly ``ids``. O(len(ids))."""
@@ -302,3 +322,42 @@ class FreeStack(list[int]):
     def copy(self) -> FreeStack:
         """An independent copy. O(N)."""
         return FreeStack(self)
+
+
+#: Allocator name -> the free pool it keeps (``EmbeddingCache(n, allocator=...)``).
+ALLOCATORS: dict[str, str] = {
+    "stack": "the seed's LIFO stack: the seed's block ids exactly; fastest",
+    "extents": "coalesced free extents: fewer runs of consecutive ids per entry",
+}
+
+#: The allocator a cache uses unless told otherwise.
+DEFAULT_ALLOCATOR = "stack"
+
+
+def make_free_pool(allocator: object, num_blocks: int) -> FreeStack | FreeBlocks:
+    """All of 0 .. num_blocks-1 free, in the named allocator's pool.
+
+    O(num_blocks) for the stack (a C-level ``range`` copy); O(log num_blocks)
+    for extents (O(num_blocks) in the checked builds, which keep a byte per id
+    so the discard contract can check exactly which ids were freed).
+
+    Raises:
+        TypeError: ``allocator`` is not a str.
+        ValueError: ``allocator`` is not a name in ``ALLOCATORS`` (the message lists them).
+    """
+    if not isinstance(allocator, str):
+        raise TypeError(
+            f"EmbeddingCache: allocator must be a str, not {type(allocator).__name__}"
+        )
+    if allocator == "stack":
+        return FreeStack(range(num_blocks))
+    if allocator == "extents":
+        return FreeBlocks(num_blocks, track=CHECKED)
+    raise ValueError(
+        f"EmbeddingCache: unknown allocator {allocator!r}; valid: {', '.join(ALLOCATORS)}"
+    )
+
+
+def allocator_name(pool: FreePool) -> str:
+    """The ``ALLOCATORS`` name of ``pool``'s kind. O(1)."""
+    return "extents" if isinstance(pool, FreeBlocks) else "stack"

@@ -81,9 +81,10 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
 
     Victims: none when enough is free; else the policy's, by its rule
     (``plan_victims``; its order property, EvictOnlyAsNeededProp).
-    Blocks taken: this implementation pushes each victim's blocks onto the
-    LIFO free stack and takes the top ``n``, sorted; the spec leaves the
-    choice open, and any choice among free+victim blocks refines it.
+    Blocks taken: the free pool's own ``plan_take`` (the stack: each victim's
+    blocks pushed, the top ``n`` taken, sorted; extents: the victims' runs
+    merged in, then the fewest runs taken); the spec leaves the choice open,
+    and any choice among free+victim blocks refines it.
     Returns None when ``n`` is not a well-formed count (the call will raise).
     O(n + victims' blocks).
     """
@@ -103,9 +104,7 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
         ids = entries[key].block_ids
         freed.extend(ids)
         largest = max(largest, len(ids))
-    pool = s.free[-n:] + freed if n else []
-    taken = tuple(sorted(pool[len(pool) - n :])) if n else ()
-    return AllocPlan(False, plan, taken, largest)
+    return AllocPlan(False, plan, s.free.plan_take(n, freed), largest)
 
 
 def _sizer(s: CacheState) -> Callable[[str], int]:
@@ -126,8 +125,9 @@ def canonical_ids(ids: object, n: int, num_blocks: int) -> bool:
     )
 
 
-def free_top_is(s: CacheState, ids: tuple[int, ...] | None) -> bool:
-    """True when the top of the free stack is exactly ``ids`` (discard pushes them). O(len)."""
-    if not ids:
-        return True
-    return s.free[-len(ids) :] == list(ids)
+def just_freed(s: CacheState, ids: tuple[int, ...] | None) -> bool:
+    """True when the free pool shows ``ids`` just given back (discard frees them).
+
+    The stack: its top is exactly ``ids``; extents: every id is free. O(len(ids)).
+    """
+    return not ids or s.free.just_freed(ids)

@@ -1,14 +1,16 @@
 """CacheState: the plain state the transitions act on.
 
-Ints, a list, a dict, and the eviction policy that owns the order of the
-evictable entries; no lock. The thread-safe ``EmbeddingCache`` owns one and
-hands it to the functions in ``transitions`` with its lock held; CrossHair
-and the conformance checks build states directly.
+Ints, the free pool (the seed's stack, or coalesced extents), a dict, and
+the eviction policy that owns the order of the evictable entries; no lock.
+The thread-safe ``EmbeddingCache`` owns one and hands it to the functions
+in ``transitions`` with its lock held; CrossHair and the conformance checks
+build states directly.
 """
 
 from __future__ import annotations
 
 from .entry import CacheEntry
+from .free_blocks import DEFAULT_ALLOCATOR, FreeBlocks, FreeStack, make_free_pool
 from .policies import EvictionPolicy, FifoPolicy, Hooks
 
 
@@ -32,11 +34,17 @@ class CacheState:
         "policy",
     )
 
-    def __init__(self, num_blocks: int, policy: EvictionPolicy | None = None) -> None:
+    def __init__(
+        self,
+        num_blocks: int,
+        policy: EvictionPolicy | None = None,
+        allocator: str = DEFAULT_ALLOCATOR,
+    ) -> None:
         #: Size of the block pool; block ids are 0 .. num_blocks-1.  (TLA+: N)
         self.num_blocks: int = num_blocks
-        #: Free block ids, used as a LIFO stack.  (TLA+: free)
-        self.free: list[int] = list(range(num_blocks))
+        #: Free block ids: the seed's LIFO stack, or coalesced extents
+        #: (``free_blocks``; the spec lets an alloc take any free ids).  (TLA+: free)
+        self.free: FreeStack | FreeBlocks = make_free_pool(allocator, num_blocks)
         #: Key -> live entry in any state.  (TLA+: entries)
         self.entries: dict[str, CacheEntry] = {}
         #: Total blocks of the evictable (ready+unpinned) entries, for fail-fast.  (TLA+: evictable)

@@ -22,6 +22,7 @@ from . import transitions
 from .abstraction import AbstractState, abstract_state
 from .cache import EmbeddingCache
 from .entry import CacheEntry
+from .free_blocks import DEFAULT_ALLOCATOR
 from .policies import PolicySpec, make_policy
 from .state import CacheState
 
@@ -52,12 +53,13 @@ class TracedEmbeddingCache(EmbeddingCache):
         self,
         num_blocks: int,
         eviction: PolicySpec = "fifo",
+        allocator: str = DEFAULT_ALLOCATOR,
         *,
         operations: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
-        """``eviction`` as for ``EmbeddingCache``; ``operations`` replaces the transitions
-        by name (for planted-bug checks only)."""
-        super().__init__(num_blocks, eviction)
+        """``eviction`` and ``allocator`` as for ``EmbeddingCache``; ``operations``
+        replaces the transitions by name (for planted-bug checks only)."""
+        super().__init__(num_blocks, eviction, allocator)
         self._eviction = eviction
         #: The steps so far, in the order they took effect.
         self.trace: list[TraceStep] = []

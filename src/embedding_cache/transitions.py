@@ -109,11 +109,13 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
 
     The new entry starts not-ready. Returns None, changing nothing, when free
     plus evictable blocks are fewer than ``n_blocks`` (fail-fast). Otherwise
-    evicts the policy's victims until enough blocks are free and takes the
-    top ``n_blocks`` of the free stack, sorted ascending.
+    evicts the policy's victims until enough blocks are free and takes
+    ``n_blocks`` ids, ascending, from the free pool (the stack's top, or the
+    fewest extents: ``free_blocks``).
 
     O(n_blocks log n_blocks + blocks of the evicted entries + the policy's
-    evict cost per victim, O(1) amortized or O(log E): policies/).
+    evict cost per victim, O(1) amortized or O(log E): policies/), plus
+    O(runs touched + log N) with the extents allocator.
 
     Raises:
         TypeError: ``key`` is not a str, or ``n_blocks`` is not an int (or is a bool).
@@ -140,16 +142,9 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
         if len(free) + s.evictable_blocks < n_blocks:
             return None  # fail fast: evicting everything evictable would not be enough
         _evict_until(s, n_blocks)
-    if n_blocks:
-        taken = free[-n_blocks:]
-        del free[-n_blocks:]
-        # Ascending ids: an evicted entry's blocks go back onto the stack in
-        # order, so a later alloc of the same size gets them back contiguous.
-        taken.sort()
-        block_ids = tuple(taken)
-    else:
-        block_ids = ()
-    entry = CacheEntry(block_ids)
+    # Ascending ids: an evicted entry's blocks go back to the pool in order,
+    # so a later alloc of the same size can get them back contiguous.
+    entry = CacheEntry(free.take(n_blocks))
     entries[key] = entry
     admit = s.on_admit
     if admit is not None:
@@ -164,11 +159,12 @@ def _evict_until(s: CacheState, n_blocks: int) -> None:
     policy cannot run dry. O(blocks of the evicted entries + evict calls).
     """
     free, entries, evict = s.free, s.entries, s.on_evict
+    give = free.give
     while len(free) < n_blocks:
         key = evict()[0]
         blocks = entries.pop(key).block_ids
         s.evictable_blocks -= len(blocks)
-        free.extend(blocks)
+        give(blocks)
 
 
 @contracts.mark_ready_contract
@@ -300,7 +296,7 @@ def discard(s: CacheState, key: str) -> None:
     if entry._pin_count != NOT_READY:
         raise DiscardHeldError(key, entry.state_name())
     del s.entries[key]
-    s.free.extend(entry.block_ids)
+    s.free.give(entry.block_ids)
     forget = s.on_forget
     if forget is not None:
         forget(key)

@@ -105,7 +105,7 @@ def _unpin_leaks_on_refusal(s: CacheState, key: str) -> None:
     try:
         transitions.unpin(s, key)
     except CacheError:
-        s.free.pop()  # wrong: a refused call must change nothing (MisuseUnchangedProp)
+        s.free.take(1)  # wrong: a refused call must change nothing (MisuseUnchangedProp)
         raise
 
 

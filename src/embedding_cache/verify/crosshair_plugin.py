@@ -56,6 +56,7 @@ from typing import Any
 
 from .. import errors
 from ..entry import CacheEntry
+from ..free_blocks import FreeStack
 from ..policies import EVICTION_POLICIES, EvictionPolicy, GdsfPolicy, S3FifoPolicy
 from ..policies.s3fifo import MAIN, MAX_FREQ, SMALL
 from ..state import CacheState
@@ -82,16 +83,16 @@ POLICY_FACTORIES: dict[str, Callable[[int], EvictionPolicy]] = {
 }
 
 
-class FreeStack(list[int]):
-    """A plain list, for the free stack of the states CrossHair builds.
-
-    Works around a CrossHair modelling bug (0.0.113): slicing a ``list`` with
-    a symbolic bound (``free[-n:]`` in ``alloc``) yields a lazy view of the
-    list, and the ``del free[-n:]`` that follows corrupts that view, so
-    ``taken.sort()`` raises IndexError on a correct alloc. CrossHair only
-    intercepts exact ``list``s, so a subclass is sliced concretely (the bound
-    is realized, one value per path) and behaves as the cache's list does.
-    """
+# The states built here keep their free ids in the cache's own ``FreeStack``
+# (a ``list`` subclass), which also works around a CrossHair modelling bug
+# (0.0.113): slicing an exact ``list`` with a symbolic bound (``free[-n:]``
+# in ``take``) yields a lazy view, and the ``del free[-n:]`` that follows
+# corrupts it, so ``sort()`` raised IndexError on a correct alloc. CrossHair
+# only intercepts exact ``list``s, so a subclass is sliced concretely (the
+# bound is realized, one value per path). The solver handles this list far
+# better than the extents allocator's dictionaries, so CrossHair checks the
+# stack; the extents allocator is checked by the contracts, the stateful
+# tests and its own unit tests.
 
 
 class BuiltState(CacheState):

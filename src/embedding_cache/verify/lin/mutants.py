@@ -54,9 +54,7 @@ class SplitAlloc(EmbeddingCache):
         with self._lock:
             # The bug: assumes the key is still absent and the blocks still free.
             s = self._state
-            taken = s.free[-n_blocks:] if n_blocks else []
-            del s.free[len(s.free) - len(taken) :]
-            entry = CacheEntry(tuple(sorted(taken)))
+            entry = CacheEntry(s.free.take(min(n_blocks, len(s.free))))
             s.entries[key] = entry
             if s.on_admit is not None:
                 s.on_admit(key, n_blocks)
