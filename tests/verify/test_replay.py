@@ -290,7 +290,7 @@ def test_clone_keeps_a_planted_policy_class(bug: PlantedBug) -> None:
 
 #: Planted bugs MCSmoke (2 keys) cannot show: each needs an eviction while a
 #: third entry is queued or held besides the victim and the key being allocated.
-NEEDS_THREE_KEYS = frozenset({"EvictOneTooMany", "EvictBeforeFailFast", "EvictNewest"})
+NEEDS_THREE_KEYS = frozenset({"EvictBeforeFailFast", "EvictNewest"})
 
 
 def _dump(tla_dir: Path, model: str) -> DumpedModel:

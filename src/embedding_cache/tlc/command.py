@@ -14,6 +14,7 @@ from .jar import TlcSetupError, locate_jar, locate_java, tlc_version
 from .manifest import ManifestError, Model, find_tla_dir, load_manifest, select_models
 from .process import LineSink
 from .report import failure_report, results_table, run_json
+from .repro import reproduce
 from .runner import ModelResult, run_model
 from .simulate import run_simulation
 
@@ -90,7 +91,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         action="store_true",
         help=(
             "random simulation at production shape (16 keys, 64 blocks, pin depth 4, counts "
-            "level) of each selected model's config; every invariant and action property"
+            "level) of each selected model's config; every invariant and action property "
+            "(a bug model that needs a rare interleaving gets a smaller shape: "
+            "simulate.BUG_PLANS)"
         ),
     )
     parser.add_argument("--depth", type=int, default=200, help="simulate: behaviour length")
@@ -98,6 +101,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--seconds", type=float, default=60.0, help="simulate: time budget per model"
     )
     parser.add_argument("--seed", type=int, default=1, help="simulate: first seed")
+    parser.add_argument(
+        "--repro",
+        metavar="DIR",
+        default=None,
+        help=(
+            "write each named failing model's counterexample into DIR as a standalone pytest "
+            "file (test_MODEL.py) that replays it on the code with the model's policy, checking "
+            "every invariant and property after each step; set EMBEDDING_CACHE_REPRO_BUG to a "
+            "planted bug's name (or 'linked') to run it on that bug"
+        ),
+    )
     parser.set_defaults(func=run_command)
 
 
@@ -131,6 +145,8 @@ def run_command(args: argparse.Namespace) -> int:
         print("embedding-cache tlc: --workers must be at least 1", file=sys.stderr)
         return EXIT_SETUP
     sink = None if args.quiet else _relay
+    if args.repro is not None:
+        return _repro(args, models, tla_dir, java, jar, sink)
     if args.simulate:
         return _simulate(args, models, tla_dir, java, jar, sink)
     if args.distributed is not None:
@@ -192,6 +208,32 @@ def _simulate(
             if not s.ok and s.raw_output and (text := explain_failure(s.raw_output, [tla_dir])):
                 print(text)
     return EXIT_OK if all(s.ok for s in sims) else EXIT_FAILED
+
+
+def _repro(
+    args: argparse.Namespace,
+    models: list[Model],
+    tla_dir: Path,
+    java: Path,
+    jar: Path,
+    sink: LineSink | None,
+) -> int:
+    """``tlc --repro DIR MODEL..``: each named model's counterexample as a pytest file."""
+    if not args.models:
+        print("embedding-cache tlc: --repro needs the MODEL(s) to reproduce", file=sys.stderr)
+        return EXIT_SETUP
+    directory = Path(args.repro)
+    results = []
+    for m in models:
+        result = reproduce(
+            m, tla_dir, directory, java=java, jar=jar, workers=args.workers, on_line=sink
+        )
+        results.append(result)
+        if not args.json:
+            print(result.line(), flush=True)
+    if args.json:
+        print(json.dumps({"mode": "repro", "models": [r.to_json() for r in results]}, indent=2))
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
 def _distributed(

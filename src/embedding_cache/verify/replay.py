@@ -227,7 +227,9 @@ def spec_abstract(
     )
 
 
-def _last_op(state: Mapping[str, TlaValue]) -> tuple[str, str, int]:
+def last_op(state: Mapping[str, TlaValue]) -> tuple[str, str, int]:
+    """(action, key, n) of the operation a spec state records (the history variable
+    ``lastOp``), e.g. ``("Alloc", "k1", 2)``. O(1)."""
     last = state["lastOp"]
     assert isinstance(last, TlaFunction)
     op, key, n = last["op"], last["key"], last["n"]
@@ -242,8 +244,9 @@ def _call(ops: Operations, action: str, s: CacheState, key: str, n: int) -> Any:
     return ops[name](s, key)
 
 
-def _expected_result(action: str, before: AbstractState, key: str) -> str:
-    """What the code's call must return for this spec step."""
+def expected_result(action: str, before: AbstractState, key: str) -> str:
+    """What the code's call must return for a spec step of ``action`` on ``key`` from
+    ``before`` (a ``result_kind``). O(entries)."""
     if action == "Alloc":
         return "not-ready-entry"  # a new entry starts not-ready
     if action == "AllocFail":
@@ -256,7 +259,9 @@ def _expected_result(action: str, before: AbstractState, key: str) -> str:
     return "ok"
 
 
-def _result_kind(value: object, action: str = "") -> str:
+def result_kind(value: object, action: str = "") -> str:
+    """What a call of the operation of ``action`` returned, as ``expected_result`` names
+    it: "ok", "none", "entry" (ready) or "not-ready-entry". O(1)."""
     if value is None:
         # mark_ready/pin/unpin/discard return None on success.
         return "ok" if action in ("MarkReady", "Pin", "Unpin", "Discard") else "none"
@@ -265,7 +270,8 @@ def _result_kind(value: object, action: str = "") -> str:
     return f"unexpected {value!r}"
 
 
-def _step_text(action: str, key: str, n: int) -> str:
+def step_text(action: str, key: str, n: int) -> str:
+    """The code's call of a spec step, e.g. ``alloc('k1', 2)``. O(1)."""
     op = ACTION_TO_OPERATION[action]
     return f"{op}({key!r}, {n})" if op == "alloc" else f"{op}({key!r})"
 
@@ -279,8 +285,8 @@ def _check_step(
         value = _call(ops, action, s, key, n)
     except Exception as exc:  # any raise is a divergence: the spec allows this step
         return f"raised {type(exc).__name__}: {exc}"
-    got_result = _result_kind(value, action)
-    want_result = _expected_result(action, before, key)
+    got_result = result_kind(value, action)
+    want_result = expected_result(action, before, key)
     if got_result != want_result:
         return f"returned {got_result}, spec says {want_result}"
     got = abstract_state(s)
@@ -326,7 +332,7 @@ def _check_refused(ops: Operations, s: CacheState, op: str, key: str, n: int) ->
         return None if after == before else f"raised but changed {before} -> {after}"
     except Exception as exc:
         return f"raised {type(exc).__name__}, not a typed CacheError: {exc}"
-    return f"accepted (returned {_result_kind(value)}) though the spec has no such step"
+    return f"accepted (returned {result_kind(value)}) though the spec has no such step"
 
 
 def replay_graph(
@@ -383,13 +389,13 @@ def replay_graph(
         enabled: set[tuple[str, str, int]] = set()
         for target, _label in outgoing.get(node, []):
             target_state = graph.states[target]
-            action, key, n = _last_op(target_state)
+            action, key, n = last_op(target_state)
             enabled.add((action, key, n))
             s = clone(here)
             problem = _check_step(ops, s, action, key, n, spec_at(target))
             report.edges_replayed += 1
             if problem is not None:
-                note(node, _step_text(action, key, n), problem)
+                note(node, step_text(action, key, n), problem)
                 if stop_at_first:
                     break
                 continue

@@ -17,7 +17,16 @@ Two kinds:
   operation whose call shows it (whose contract reports it; the CrossHair
   target).
 
-Selecting: ``by_name(name)``; ``for_policy(policy, layer=None)`` -- the bugs
+And, kept apart in ``QUERY_BUGS`` (not in ``PLANTED``): ``kind="query"``,
+``policy=None``: a wrong answer from a query (``has_held_entries``) over a
+well-formed state. Every layer of ``LAYERS`` reads the state itself (through
+``abstraction.abstract_state``, which asks the real query), so all are
+blind to it by construction; the callers of the cache's own method catch it:
+the counterexample replay of ``embedding-cache tlc --repro`` (and a cache
+built with ``bug.cache_class``). ``call`` runs a query step of a witness.
+
+Selecting: ``by_name(name)`` (either tuple); ``for_tla_model(model)`` -- the bug
+planting the mistake of a TLA+ bug model; ``for_policy(policy, layer=None)`` -- the bugs
 under a policy (shared ones first), optionally only those ``layer`` must
 catch (``bug.caught_by(layer)``, ``layer`` in ``LAYERS``); ``pairs(layer)`` --
 every (bug, policy) pair, policy by policy.
@@ -68,6 +77,7 @@ from typing import Any, ClassVar, Literal
 
 from ... import transitions
 from ...cache import EmbeddingCache
+from ...free_blocks import DEFAULT_ALLOCATOR
 from ...policies import EVICTION_POLICIES, EvictionPolicy, PolicySpec, make_policy
 from ...state import CacheState
 from . import core, policies
@@ -77,7 +87,7 @@ ORDER = "<order property>"
 #: The verification layers a planted bug is shown to (``blind`` names some of them).
 LAYERS = ("contracts", "crosshair", "stateful", "replay", "traces")
 
-Kind = Literal["transition", "policy"]
+Kind = Literal["transition", "policy", "query"]
 #: One call of a witness: ("alloc", key, n_blocks) or (operation, key).
 Call = tuple[str, str] | tuple[str, str, int]
 #: Operations by name, as ``transitions.OPERATIONS``.
@@ -260,8 +270,13 @@ def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[Embed
 
         __slots__ = ()
 
-        def __init__(self, num_blocks: int, eviction: PolicySpec = default) -> None:
-            super().__init__(num_blocks, eviction)
+        def __init__(
+            self,
+            num_blocks: int,
+            eviction: PolicySpec = default,
+            allocator: str = DEFAULT_ALLOCATOR,
+        ) -> None:
+            super().__init__(num_blocks, eviction, allocator)
             self._ops = table
 
     suffix = "" if policy == (bug.policy or DEFAULT_POLICY) else f"_{policy}"
@@ -426,7 +441,7 @@ PLANTED: tuple[PlantedBug, ...] = (
     _policy(
         "GdsfForgetsClock", policies.GdsfForgetsClock,
         (ORDER,), (("alloc", "a", 1), ("mark_ready", "a"), ("alloc", "b", 3)),
-        params=GDSF_SMALL,
+        "MCBugGdsfClockStuck", params=GDSF_SMALL,
     ),
     _policy(
         "GdsfJoinIgnoresClock", policies.GdsfJoinIgnoresClock,
@@ -469,16 +484,33 @@ PLANTED: tuple[PlantedBug, ...] = (
     ),
 )  # fmt: skip
 
-_BY_NAME: dict[str, PlantedBug] = {bug.name: bug for bug in PLANTED}
+#: Bugs in a query's answer, which no layer of ``LAYERS`` can see (module docstring).
+QUERY_BUGS: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "HeldIgnoresPins", None, "query", "has_held_entries", frozenset(("HeldEntriesInv",)),
+        "MCBugHeldIgnoresPins", (*_PINNED_A, ("has_held_entries", "")),
+        body=core.has_held_entries_not_ready_only, blind=frozenset(LAYERS),
+        why_blind="a query's answer, not the state: every layer reads the state (the "
+        "abstraction asks the real has_held_entries); the cache's own method is wrong",
+    ),
+)  # fmt: skip
+
+_BY_NAME: dict[str, PlantedBug] = {bug.name: bug for bug in (*PLANTED, *QUERY_BUGS)}
 
 
 def by_name(name: str) -> PlantedBug:
-    """The catalogue entry called ``name``. O(1).
+    """The catalogue entry called ``name`` (in ``PLANTED`` or ``QUERY_BUGS``). O(1).
 
     Raises:
         KeyError: no planted bug has that name.
     """
     return _BY_NAME[name]
+
+
+def for_tla_model(model: str) -> PlantedBug | None:
+    """The catalogue entry planting the mistake of the TLA+ bug model ``model``
+    (its ``tla_model``), or None. O(|PLANTED| + |QUERY_BUGS|)."""
+    return next((bug for bug in _BY_NAME.values() if bug.tla_model == model), None)
 
 
 def for_policy(policy: str, layer: str | None = None) -> tuple[PlantedBug, ...]:
@@ -497,9 +529,16 @@ def pairs(layer: str | None = None) -> Iterator[tuple[PlantedBug, str]]:
             yield bug, policy
 
 
+#: The queries a witness may call (on the whole state: the step's key is unused).
+QUERIES = ("has_held_entries",)
+
+
 def call(ops: Mapping[str, Callable[..., Any]], s: CacheState, step: Call) -> object:
-    """Run one witness call on ``s``. O(the operation)."""
+    """Run one witness call on ``s``; a query from ``ops`` or, when absent, the real one.
+    O(the operation)."""
     op, key, *n = step
+    if op in QUERIES:
+        return ops.get(op, getattr(transitions.REAL, op))(s)
     return ops[op](s, key, *n)
 
 
@@ -540,6 +579,8 @@ __all__ = [
     "LAYERS",
     "ORDER",
     "PLANTED",
+    "QUERIES",
+    "QUERY_BUGS",
     "Call",
     "Kind",
     "Operations",
@@ -547,6 +588,7 @@ __all__ = [
     "by_name",
     "call",
     "for_policy",
+    "for_tla_model",
     "pairs",
     "real_operations",
     "run_witness",

@@ -71,16 +71,8 @@ def _alloc_checks(s: CacheState, key: str, n_blocks: int) -> int:
 
 
 def _take(s: CacheState, key: str, n_blocks: int) -> CacheEntry:
-    """``alloc``'s last step, unchanged: take the top ``n_blocks`` free ids. O(n log n)."""
-    free = s.free
-    if n_blocks:
-        taken = free[-n_blocks:]
-        del free[-n_blocks:]
-        taken.sort()
-        block_ids = tuple(taken)
-    else:
-        block_ids = ()
-    entry = CacheEntry(block_ids)
+    """``alloc``'s last step, unchanged: take ``n_blocks`` free ids from the pool."""
+    entry = CacheEntry(s.free.take(n_blocks))
     s.entries[key] = entry
     admit = s.on_admit
     if admit is not None:
@@ -92,7 +84,7 @@ def _evict_one(s: CacheState) -> None:
     """Evict the policy's next victim, as ``transitions._evict_until`` does, once. O(its blocks)."""
     blocks = s.entries.pop(s.on_evict()[0]).block_ids
     s.evictable_blocks -= len(blocks)
-    s.free.extend(blocks)
+    s.free.give(blocks)
 
 
 # ---------------------------------------------------------------- alloc
@@ -101,15 +93,14 @@ def _evict_one(s: CacheState) -> None:
 @contracts.alloc_contract
 @_raises_like(transitions.alloc)
 def alloc_evict_one_too_many(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
-    """PLANTED BUG (EvictOneTooMany): after evicting enough, evicts one more entry."""
+    """PLANTED BUG (EvictOneTooMany): the eviction loop tests ``<=``, not ``<``, so it
+    evicts one entry more than needed whenever one is left, even when enough was free
+    (tla/: MCBugEvictOneTooMany's ``EnoughOneTooMany``)."""
     n_blocks = _alloc_checks(s, key, n_blocks)
-    if len(s.free) < n_blocks:
-        if len(s.free) + s.evictable_blocks < n_blocks:
-            return None
-        while len(s.free) < n_blocks:
-            _evict_one(s)
-        if s.evictable_count():
-            _evict_one(s)  # the bug: one victim too many
+    if len(s.free) + s.evictable_blocks < n_blocks:
+        return None
+    while len(s.free) <= n_blocks and s.evictable_count():  # the bug: <= instead of <
+        _evict_one(s)
     return _take(s, key, n_blocks)
 
 
@@ -311,3 +302,12 @@ def discard_keeps_blocks(s: CacheState, key: str) -> None:
     forget = s.on_forget
     if forget is not None:
         forget(key)
+
+
+# ---------------------------------------------------------------- has_held_entries
+
+
+def has_held_entries_not_ready_only(s: CacheState) -> bool:
+    """PLANTED BUG (HeldIgnoresPins): counts only not-ready entries as held, forgetting
+    the pinned ones (tla/: MCBugHeldIgnoresPins). O(entries)."""
+    return any(e._pin_count == NOT_READY for e in s.entries.values())  # the bug: pins != 0
