@@ -28,11 +28,18 @@ REQUIREMENTS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+def _beyond_seed(args: argparse.Namespace) -> bool:
+    """True when ``bench`` was asked for any ``--beyond-seed`` section."""
+    return any(value for name, value in vars(args).items() if name.startswith("beyond_"))
+
+
 def missing_requirement(args: argparse.Namespace) -> str | None:
     """One line naming the extra to install when the command's tools are missing, else None."""
     command = args.command
-    if command == "bench" and getattr(args, "policies", False):
-        return None  # the policy bench runs the default build only (its plot says what it needs)
+    if command == "bench" and (getattr(args, "policies", False) or _beyond_seed(args)):
+        # The policy and beyond-seed benches run the default build only
+        # (the policy bench's plot says what it needs).
+        return None
     modules, extra = REQUIREMENTS.get(command, ((), ""))
     absent = [m for m in modules if importlib.util.find_spec(m) is None]
     if not absent:

@@ -346,9 +346,7 @@ def make_free_pool(allocator: object, num_blocks: int) -> FreeStack | FreeBlocks
         ValueError: ``allocator`` is not a name in ``ALLOCATORS`` (the message lists them).
     """
     if not isinstance(allocator, str):
-        raise TypeError(
-            f"EmbeddingCache: allocator must be a str, not {type(allocator).__name__}"
-        )
+        raise TypeError(f"EmbeddingCache: allocator must be a str, not {type(allocator).__name__}")
     if allocator == "stack":
         return FreeStack(range(num_blocks))
     if allocator == "extents":

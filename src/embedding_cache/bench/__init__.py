@@ -5,5 +5,9 @@ in the running build (and starts one child process per build), ``report``
 prints the result, ``command`` wires it into the ``embedding-cache`` CLI.
 ``policies`` compares the eviction policies (``bench --policies``: hit ratios
 on token-sized streams, per-op cost) and ``plot`` draws its miss-ratio curve.
+``beyond`` runs ``bench --beyond-seed``: the package beside the seed's class
+(``seed_reference``, ``implementations``) on construction time, memory,
+block contiguity (``contiguity``, on compare.py's op mix: ``shared_mix``),
+speed (``seed_speed``) and per-op cost against pool size (``scale``).
 This is a benchmark for users, not a test: nothing here asserts a speed.
 """

@@ -11,7 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from ..build import BUILD_NAME
-from . import plot, policies, report, runner
+from . import (
+    beyond,
+    construction,
+    contiguity,
+    implementations,
+    memory,
+    plot,
+    policies,
+    report,
+    runner,
+    scale,
+    shared_mix,
+)
 
 #: Pool sizes measured by default: small, typical, large.
 DEFAULT_SIZES = "256,4096,65536"
@@ -60,7 +72,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "on each build and pool size, after a warm-up to steady state, and print "
             "per-operation cost, hit ratio, evictions and alloc failures. Each build runs "
             "in its own child process. A benchmark, not a test. "
-            "With --policies: compare the eviction policies instead (see below)."
+            "With --policies: compare the eviction policies instead; with --beyond-seed "
+            "(or one of its sections): measure the package beside the seed's class (see below)."
         ),
         epilog=(
             "--policies: every eviction policy (embedding_cache.EVICTION_POLICIES) on two "
@@ -75,7 +88,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             f"counted requests per simulation, {len(policies.DEFAULT_CURVE_POOLS)} curve "
             f"pools plus the table pools, {policies.DEFAULT_REPEAT} timing rounds: about "
             "2-3 minutes on 2 cores (the simulations use --jobs processes; the timing runs "
-            "after them, alone). --builds does not apply."
+            "after them, alone). --builds does not apply. "
+            "--beyond-seed: the running build beside the seed's class (a verbatim copy), "
+            "every policy, side by side in this process, as ratios: construction time of a "
+            "--construction-blocks pool; tracemalloc bytes per block of an empty pool and per "
+            "live entry; runs of consecutive block ids per multi-block entry on compare.py's "
+            "op mix and on the token-sized streams; fifo's time on compare.py's op mix over "
+            "the seed's; per-op cost at each --scale-sizes pool (the realistic mix, --ops "
+            "measured ops) over the smallest. --construction, --memory, --contiguity, "
+            "--speed-vs-seed, --scale run one section each (combinable). Each policy is "
+            "measured with each allocator (--allocators). About 4 minutes of CPU with the "
+            "defaults, most of it --scale."
         ),
     )
     parser.add_argument(
@@ -184,7 +207,109 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=Path(DEFAULT_PLOT_DIR),
         help=f"directory for the miss-ratio curve's PNG and SVG (default {DEFAULT_PLOT_DIR}/)",
     )
+    _add_beyond_seed(parser)
     parser.set_defaults(func=run)
+
+
+#: The per-section flags of ``--beyond-seed``: section name -> (flag, help).
+BEYOND_FLAGS = {
+    "construction": ("--construction", "time EmbeddingCache(--construction-blocks) per policy"),
+    "memory": ("--memory", "tracemalloc bytes per pool block and per live entry"),
+    "contiguity": ("--contiguity", "runs of consecutive block ids per multi-block entry"),
+    "speed": ("--speed-vs-seed", "fifo's time on compare.py's op mix over the seed's"),
+    "scale": ("--scale", "per-op cost at each --scale-sizes pool over the smallest"),
+}
+
+
+def _add_beyond_seed(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("beyond the seed (--beyond-seed, or its sections)")
+    group.add_argument(
+        "--beyond-seed",
+        action="store_true",
+        help="every section below: the package beside the seed's class, as ratios",
+    )
+    for section, (flag, text) in BEYOND_FLAGS.items():
+        group.add_argument(flag, dest=f"beyond_{section}", action="store_true", help=text)
+    group.add_argument(
+        "--allocators",
+        type=_allocators,
+        default=None,
+        help=(
+            "comma-separated allocators to measure each policy with, among "
+            f"{', '.join(implementations.allocator_names())} (default all)"
+        ),
+    )
+    group.add_argument(
+        "--scale-sizes",
+        type=runner.parse_sizes,
+        default=list(scale.SIZES),
+        help=f"comma-separated pool sizes of --scale (default {_sizes_text(scale.SIZES)})",
+    )
+    group.add_argument(
+        "--construction-blocks",
+        type=_positive,
+        default=construction.NUM_BLOCKS,
+        help=f"pool size --construction builds (default {construction.NUM_BLOCKS:,})",
+    )
+    group.add_argument(
+        "--memory-pool",
+        type=_positive,
+        default=memory.POOL_BLOCKS,
+        help=f"empty pool --memory measures per block (default {memory.POOL_BLOCKS:,})",
+    )
+    group.add_argument(
+        "--memory-entries",
+        type=_positive,
+        default=memory.ENTRIES,
+        help=(
+            f"ready entries of {memory.ENTRY_BLOCKS} blocks --memory fills a cache with "
+            f"(default {memory.ENTRIES:,})"
+        ),
+    )
+    group.add_argument(
+        "--shared-ops",
+        type=_positive,
+        default=shared_mix.N_OPS,
+        help=(
+            "calls of compare.py's op mix for --contiguity and --speed-vs-seed "
+            f"(default {shared_mix.N_OPS:,}, as compare.py)"
+        ),
+    )
+    group.add_argument(
+        "--token-pool",
+        type=_positive,
+        default=contiguity.TOKEN_POOL,
+        help=f"pool of --contiguity's token-sized streams (default {contiguity.TOKEN_POOL:,})",
+    )
+    group.add_argument(
+        "--token-warmup",
+        type=_non_negative,
+        default=contiguity.TOKEN_WARMUP,
+        help=f"uncounted requests of those streams (default {contiguity.TOKEN_WARMUP:,})",
+    )
+    group.add_argument(
+        "--token-requests",
+        type=_positive,
+        default=contiguity.TOKEN_REQUESTS,
+        help=f"counted requests of those streams (default {contiguity.TOKEN_REQUESTS:,})",
+    )
+
+
+def _allocators(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    valid = implementations.allocator_names()
+    if not names or any(name not in valid for name in names) or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(
+            f"allocators must be distinct names among {', '.join(valid)}, not {text!r}"
+        )
+    return names
+
+
+def beyond_sections(args: argparse.Namespace) -> tuple[str, ...]:
+    """The ``--beyond-seed`` sections the options ask for (none: the default bench)."""
+    if args.beyond_seed:
+        return beyond.SECTIONS
+    return tuple(name for name in beyond.SECTIONS if getattr(args, f"beyond_{name}"))
 
 
 def _non_negative(text: str) -> int:
@@ -245,8 +370,46 @@ def run_policies(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_beyond_seed(args: argparse.Namespace, sections: tuple[str, ...]) -> int:
+    """``bench --beyond-seed`` (or some of its sections): measure, print table or JSON."""
+    options = beyond.Options(
+        sections=sections,
+        allocators=args.allocators,
+        repeat=args.repeat or DEFAULT_REPEAT,
+        seed=args.seed,
+        scale_sizes=tuple(args.scale_sizes),
+        scale_ops=args.ops,
+        construction_blocks=args.construction_blocks,
+        memory_pool=args.memory_pool,
+        memory_entries=args.memory_entries,
+        shared_ops=args.shared_ops,
+        token_pool=args.token_pool,
+        token_warmup=args.token_warmup,
+        token_requests=args.token_requests,
+    )
+    result = beyond.measure(options, progress=_progress)
+    result["notes"] = [
+        "every figure is measured in this process, the seed's class (a verbatim copy in "
+        "embedding_cache.bench.seed_reference) and the package alternating; timings are this "
+        "thread's CPU time, so other processes on the machine disturb them less",
+        "the shared op mix is compare.py's (/work/shared/tools), reproduced call for call by "
+        "embedding_cache.bench.shared_mix; 'seed's stream: yes' = fed exactly the seed's calls",
+        "targets are reported, never asserted",
+    ]
+    print(json.dumps(result, indent=1) if args.json else report.render_beyond_seed(result))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run every requested build in a child process and print the combined report."""
+    sections = beyond_sections(args)
+    if sections and args.policies:
+        print(
+            "embedding-cache bench: --policies and --beyond-seed are separate runs", file=sys.stderr
+        )
+        return 2
+    if sections:
+        return run_beyond_seed(args, sections)
     if args.policies:
         return run_policies(args)
     args.repeat = args.repeat or DEFAULT_REPEAT

@@ -11,6 +11,9 @@ ratios, the sizes having been timed interleaved in the same process.
 the smallest pool's operation counts: the same work at both sizes) and ``by_op``
 (per operation). ``checked_over_default[size]`` is the checked build's ns/op over
 the default build's.
+
+``render_policies`` prints ``bench --policies`` and ``render_beyond_seed``
+``bench --beyond-seed`` (one table per section), through the same ``_table``.
 """
 
 from __future__ import annotations
@@ -278,5 +281,154 @@ def render_policies(report: Mapping[str, Any]) -> str:
         lines.append(f"miss-ratio curve: {', '.join(plot['files'])}")
     elif plot["skipped"]:
         lines.append(f"miss-ratio curve: {plot['skipped']}")
+    lines += [f"note: {note}" for note in report["notes"]]
+    return "\n".join(lines)
+
+
+#: Top-level keys of the ``bench --beyond-seed`` JSON report, besides one key per
+#: section run (``beyond.SECTIONS``: each that section module's ``measure`` dict).
+BEYOND_REPORT_KEYS = ("command", "build", "sections", "options", "seconds", "targets", "notes")
+
+
+def _vs(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def _beyond_construction(section: Mapping[str, Any]) -> list[str]:
+    rows = [
+        [row["impl"], f"{row['seconds'] * 1e3:,.1f}", _vs(row["vs_seed"])]
+        for row in section["rows"]
+    ]
+    return [
+        f"construction: EmbeddingCache({section['num_blocks']:,}), median of "
+        f"{section['repeat']} round(s), this thread's CPU time; vs seed: median of the "
+        "per-round ratios",
+        *_table(["impl", "ms", "vs seed"], rows),
+    ]
+
+
+def _beyond_memory(section: Mapping[str, Any]) -> list[str]:
+    rows = [
+        [
+            row["impl"],
+            f"{row['pool_bytes_per_block']:.1f}",
+            _vs(row["pool_vs_seed"]),
+            f"{row['entry_bytes']:,.0f}",
+            _vs(row["entry_vs_seed"]),
+            f"{row['full_bytes_per_block']:.1f}",
+            _vs(row["full_vs_seed"]),
+        ]
+        for row in section["rows"]
+    ]
+    return [
+        f"memory (tracemalloc): empty pool of {section['pool_blocks']:,} blocks, per block; "
+        f"{section['entries']:,} ready entries of {section['entry_blocks']} blocks "
+        f"(pool {section['fill_pool_blocks']:,}), per entry; a pool of "
+        f"{section['full_pool_blocks']:,} blocks filled with such entries, per block",
+        *_table(
+            ["impl", "pool B/block", "vs seed", "B/entry", "vs seed", "full B/block", "vs seed"],
+            rows,
+        ),
+    ]
+
+
+def _beyond_contiguity(section: Mapping[str, Any]) -> list[str]:
+    shared, token = section["shared"], section["token"]
+    rows = [
+        [
+            row["workload"],
+            f"{row['num_blocks']:,}",
+            row["impl"],
+            f"{row['multi_block_allocs']:,}",
+            f"{row['runs_per_entry']:.2f}",
+            _vs(row["vs_seed"]),
+            f"{row['one_run_fraction']:.1%}",
+            f"{row['max_runs']:,}",
+            {True: "yes", False: "no"}.get(row.get("same_stream_as_seed"), "-"),
+        ]
+        for row in section["rows"]
+    ]
+    header = ["workload", "blocks", "impl", "multi-block allocs", "runs/entry", "vs seed"]
+    return [
+        "contiguity: runs of consecutive block ids per multi-block entry; shared = compare.py's "
+        f"op mix ({shared['ops']:,} ops, sizes 1-32, {shared['catalogue']:,} keys, seed "
+        f"{shared['seed']}, every alloc); reuse/scan = the token-sized streams "
+        f"({token['item_blocks'][0]:,}-{token['item_blocks'][1]:,} blocks, allocs of "
+        f"{token['requests']:,} requests after {token['warmup']:,} warm-up)",
+        *_table([*header, "one run", "max runs", "seed's stream"], rows),
+    ]
+
+
+def _beyond_speed(section: Mapping[str, Any]) -> list[str]:
+    rows = [
+        [row["impl"], f"{row['ns_per_op']:,.0f}", _vs(row["vs_seed"])] for row in section["rows"]
+    ]
+    return [
+        f"speed: compare.py's op mix recorded on the seed ({section['calls']:,} calls, "
+        f"{section['num_blocks']:,} blocks), replayed alternating, median of {section['repeat']} "
+        "round(s), this thread's CPU time; vs seed: median of per-round ratios",
+        *_table(["impl", "ns/op", "vs seed"], rows),
+    ]
+
+
+def _beyond_scale(section: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for row in section["rows"]:
+        ratios = row["by_op_vs_smallest"]
+        worst = max(ratios, key=lambda op: ratios[op]) if ratios else None
+        rows.append(
+            [
+                row["impl"],
+                f"{row['num_blocks']:,}",
+                f"{row['catalogue']:,}",
+                f"{row['ns_per_op']:,.0f}",
+                _vs(row["vs_smallest"]),
+                _vs(row["same_mix_vs_smallest"]),
+                "-" if worst is None else f"{worst} {ratios[worst]:.2f}x",
+                _vs(row["vs_seed"]),
+                _vs(row["growth_over_seeds"]),
+                f"{row['hit_ratio']:.1%}",
+                f"{row['evictions']:,}",
+            ]
+        )
+    header = ["impl", "blocks", "items", "ns/op", "vs smallest", "same mix", "worst op"]
+    return [
+        "scale: the realistic mix at each pool size (items 1-32 blocks, a catalogue of ~4 "
+        f"pools' worth), warmed up once, then {section['repeat']} window(s) of "
+        f"{section['ops']:,} calls per size, sizes alternating, this thread's CPU time; "
+        "vs smallest: median of the per-window ratios; worst op: the operation whose "
+        "per-call cost grew most; vs seed: ns/op over the seed's at that size; over seed's: "
+        "vs smallest over the seed's (whose operations do not depend on the pool: its growth "
+        "is the memory hierarchy's)",
+        *_table([*header, "vs seed", "over seed's", "hit ratio", "evictions"], rows),
+    ]
+
+
+_BEYOND_RENDERERS = {
+    "construction": _beyond_construction,
+    "memory": _beyond_memory,
+    "contiguity": _beyond_contiguity,
+    "speed": _beyond_speed,
+    "scale": _beyond_scale,
+}
+
+
+def render_beyond_seed(report: Mapping[str, Any]) -> str:
+    """The ``bench --beyond-seed`` report: one table per section run, then the targets."""
+    lines = [
+        f"embedding-cache bench --beyond-seed: {report['build']} build beside the seed's class, "
+        "measured side by side in this process",
+    ]
+    for name in report["sections"]:
+        lines += ["", *_BEYOND_RENDERERS[name](report[name])]
+    if report["targets"]:
+        lines.append("")
+    for check in report["targets"]:
+        unit = check["unit"]
+        verdict = "met" if check["met"] else f"MISSED by {-check['margin']:.2f}{unit}"
+        lines.append(
+            f"target: {check['check']}: {check['policy']} {check['value']:.2f}{unit} "
+            f"({check['target']}): {verdict}"
+        )
     lines += [f"note: {note}" for note in report["notes"]]
     return "\n".join(lines)

@@ -48,30 +48,36 @@ def time_script(
     ``cache_factory(num_blocks)`` builds the cache (default: ``EmbeddingCache``);
     ``clock`` times the window (default: wall time; ``time.thread_time_ns``
     counts only this thread's CPU time, so a busy machine disturbs it less).
-
-    The warm-up prefix runs untimed. The garbage collector is paused during
-    the timed loop (as ``timeit`` does) so that a collection triggered by one
-    size's garbage is not charged to another's.
+    The warm-up prefix runs untimed; the window is timed by ``time_calls``.
     """
     cache = cache_factory(script.shape.num_blocks)
     calls = workload.bind(script.ops, cache)
     for method, args in calls[: script.warmup]:
         method(*args)
-    window = calls[script.warmup :]
-    if not window:
+    return time_calls(calls[script.warmup :], clock)
+
+
+def time_calls(calls: Sequence[workload.BoundCall], clock: Clock = time.perf_counter_ns) -> float:
+    """Make ``calls`` in a tight loop; nanoseconds per call (0.0 for none).
+
+    The garbage collector is paused during the timed loop (as ``timeit``
+    does) so that a collection triggered by one size's garbage is not charged
+    to another's.
+    """
+    if not calls:
         return 0.0
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         start = clock()
-        for method, args in window:
+        for method, args in calls:
             method(*args)
         elapsed = clock() - start
     finally:
         if was_enabled:
             gc.enable()
-    return elapsed / len(window)
+    return elapsed / len(calls)
 
 
 def _timer_overhead_ns(samples: int = 2001, clock: Clock = time.perf_counter_ns) -> float:
@@ -95,22 +101,34 @@ def time_by_kind(
 ) -> dict[str, float]:
     """Replay ``script``, timing each measured call; mean ns per call of each operation.
 
-    Each call is timed on its own, so the timer's cost (measured on a call
-    that does nothing, and subtracted) is included once per call: the figures
-    are for comparing sizes and builds, and the mix's ns/op (``time_script``)
-    is the accurate total.
+    The warm-up prefix runs untimed; the window is timed by ``time_each_call``.
     """
     cache = cache_factory(script.shape.num_blocks)
     calls = workload.bind(script.ops, cache)
     for method, args in calls[: script.warmup]:
         method(*args)
-    window = calls[script.warmup :]
-    elapsed = [0] * len(window)
+    window = script.ops[script.warmup :]
+    return time_each_call(calls[script.warmup :], [name for name, _ in window], clock)
+
+
+def time_each_call(
+    calls: Sequence[workload.BoundCall],
+    names: Sequence[str],
+    clock: Clock = time.perf_counter_ns,
+) -> dict[str, float]:
+    """Make ``calls``, timing each; mean ns per call by operation (``names[i]`` is call i's).
+
+    Each call is timed on its own, so the timer's cost (measured on a call
+    that does nothing, and subtracted) is included once per call: the figures
+    are for comparing sizes and builds, and the mix's ns/op (``time_calls``)
+    is the accurate total. The garbage collector is paused, as in ``time_calls``.
+    """
+    elapsed = [0] * len(calls)
     gc.collect()
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for i, (method, args) in enumerate(window):
+        for i, (method, args) in enumerate(calls):
             start = clock()
             method(*args)
             elapsed[i] = clock() - start
@@ -120,7 +138,7 @@ def time_by_kind(
             gc.enable()
     totals: dict[str, int] = {}
     counts: dict[str, int] = {}
-    for (name, _), ns in zip(script.ops[script.warmup :], elapsed, strict=True):
+    for name, ns in zip(names, elapsed, strict=True):
         totals[name] = totals.get(name, 0) + ns
         counts[name] = counts.get(name, 0) + 1
     return {name: max(0.0, totals[name] / counts[name] - overhead) for name in sorted(totals)}
