@@ -77,7 +77,11 @@ def test_a_bad_allocator_is_a_typed_error_naming_it(
 
 
 def test_a_million_block_pool_is_one_extent() -> None:
-    """Construction with extents does not materialise the ids (O(log N))."""
+    """Construction with extents: one extent, and the ids an entry gets are the pool's own
+    int objects (sliced from one tuple), so an entry costs what the stack's does."""
     cache = EmbeddingCache(1 << 20, allocator="extents")
     free = cache._state.free
     assert isinstance(free, FreeBlocks) and free.extents() == [(0, 1 << 20)]
+    entry = cache.alloc("a", 3)
+    assert entry is not None and entry.block_ids == (1048573, 1048574, 1048575)
+    assert all(b is free._ids[b] for b in entry.block_ids)

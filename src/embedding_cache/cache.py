@@ -42,7 +42,7 @@ class EmbeddingCache:
         ``allocator`` names how free ids are kept and handed out
         (``embedding_cache.ALLOCATORS``): "stack", the seed's and the default,
         or "extents", coalesced runs for fewer runs of consecutive ids per entry.
-        O(num_blocks) with the stack (a C-level copy); O(log num_blocks) with extents.
+        O(num_blocks), C-level, with either allocator (the pool's ids).
 
         Raises:
             TypeError: ``num_blocks`` is not an int (or is a bool); ``eviction``

@@ -11,8 +11,11 @@ size classes), so entries come out as one run whenever any free extent is
 long enough, and fragments stay rare.
 
 Every operation costs O(runs touched + log2 of the pool size) plus the
-O(n) C-level ``tuple(range(...))`` that materialises the ids; nothing walks
-the whole pool except ``__iter__`` (for the invariant sweep).
+O(n) C-level slice that hands out the ids; nothing walks the whole pool
+except ``__iter__`` (for the invariant sweep). The ids are sliced from one
+tuple of all the pool's ids, built once (O(N), C-level, as the stack's list
+is), so an entry shares the pool's int objects instead of creating its own:
+memory per live entry is the stack's (``bench --memory``).
 
 The cache's allocator is chosen per cache: ``EmbeddingCache(n,
 allocator="stack")`` (the default: the seed's LIFO stack, ``FreeStack``, so
@@ -88,10 +91,10 @@ class FreePool(Protocol):
 class FreeBlocks:
     """The free ids of a pool of ``num_blocks``, as coalesced extents (module docstring)."""
 
-    __slots__ = ("_by_end", "_by_start", "_classes", "_count", "_map", "_mask")
+    __slots__ = ("_by_end", "_by_start", "_classes", "_count", "_ids", "_map", "_mask")
 
     def __init__(self, num_blocks: int, *, track: bool = False) -> None:
-        """All of 0 .. num_blocks-1 free, as one extent. O(log num_blocks).
+        """All of 0 .. num_blocks-1 free, as one extent. O(num_blocks), C-level (the ids' tuple).
 
         ``track`` keeps a byte per id saying whether it is free, so that the
         checked builds' contracts can ask ``just_freed`` exactly (O(N) to build,
@@ -106,6 +109,8 @@ class FreeBlocks:
         #: Bit c set iff class c is not empty.
         self._mask = 0
         self._count = 0
+        #: Every id of the pool, once: what ``take`` slices (shared by copies).
+        self._ids: tuple[int, ...] = tuple(range(num_blocks))
         #: One byte per id, 1 when free (only with ``track``; empty otherwise).
         self._map = bytearray(num_blocks) if track else bytearray()
         if num_blocks:
@@ -228,7 +233,7 @@ class FreeBlocks:
                 self._remove(start)
             else:
                 self._shrink(start, end, end - n)
-            return tuple(range(end - n, end))
+            return self._ids[end - n : end]
         runs: list[Run] = []
         need = n
         while need:
@@ -241,10 +246,11 @@ class FreeBlocks:
             runs.append((start, end))
             need -= end - start
         runs.sort()
-        ids: list[int] = []
+        pool = self._ids
+        ids: tuple[int, ...] = ()
         for a, b in runs:
-            ids.extend(range(a, b))
-        return tuple(ids)
+            ids += pool[a:b]
+        return ids
 
     def _fit(self, n: int) -> int | None:
         """Start of an extent holding >= n ids, or None. O(log pool) (+ a short scan)."""
@@ -266,6 +272,7 @@ class FreeBlocks:
     def copy(self, *, with_map: bool = True) -> FreeBlocks:
         """An independent copy. O(extents), plus O(N) for the membership map."""
         twin = FreeBlocks(0)
+        twin._ids = self._ids
         twin._by_start = dict(self._by_start)
         twin._by_end = dict(self._by_end)
         twin._classes = [dict(members) for members in self._classes]
@@ -337,9 +344,9 @@ DEFAULT_ALLOCATOR = "stack"
 def make_free_pool(allocator: object, num_blocks: int) -> FreeStack | FreeBlocks:
     """All of 0 .. num_blocks-1 free, in the named allocator's pool.
 
-    O(num_blocks) for the stack (a C-level ``range`` copy); O(log num_blocks)
-    for extents (O(num_blocks) in the checked builds, which keep a byte per id
-    so the discard contract can check exactly which ids were freed).
+    O(num_blocks), C-level, for both: the stack's list of ids, the extents'
+    tuple of ids (plus, in the checked builds, a byte per id so the discard
+    contract can check exactly which ids were freed).
 
     Raises:
         TypeError: ``allocator`` is not a str.
