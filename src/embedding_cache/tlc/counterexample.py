@@ -5,10 +5,15 @@ action property that is a whole specification (a refinement check such as
 ``CoreSpec == Core!Spec``): it prints its source position, ``Error: Action
 property line 289, col 17 to line 289, col 29 of module EmbeddingCache is
 violated.``, and action labels of conjunctive next-state relations are
-positions too (``<Action line 32, col 43 to ... of module M>``). A deadlock
-names nothing. This module maps a position back to the definition enclosing
-it (by reading the module file) and renders the behaviour TLC printed as the
-readable step table that invariant violations get.
+positions too (``<Action line 32, col 43 to ... of module M>``); an action
+that reaches the root through a bare ``INSTANCE`` (every action of a policy
+module, through ``INSTANCE EmbeddingCachePolicy``) is labelled with the
+position of that ``INSTANCE`` line. A deadlock names nothing. This module
+maps a position back to the definition enclosing it (by reading the module
+file), an ``INSTANCE`` position to the instanced module's action for the
+operation the state's ``lastOp`` records, and renders the behaviour TLC
+printed (after any violation, deadlock, or temporal violation's lasso) as
+the readable step table that invariant violations get.
 
 Self-contained on purpose (``output``/``report`` may call it without import
 cycles): it reads TLC's raw text; the trace parser of ``output`` is imported
@@ -32,12 +37,23 @@ _ACTION_PROPERTY = re.compile(r"^Error: Action property (?P<what>.+?) is violate
 _INVARIANT = re.compile(r"^Error: Invariant (?P<name>\S+) is violated", re.M)
 _DEADLOCK = re.compile(r"^Error: Deadlock reached", re.M)
 _TEMPORAL = re.compile(r"^Error: Temporal properties were violated", re.M)
-_BEHAVIOUR = re.compile(r"^Error: The behavior up to this point is:", re.M)
+#: The behaviour TLC prints after a safety violation or deadlock, and after a
+#: temporal one (a lasso: its last line reads ``Back to state i``).
+_BEHAVIOUR = re.compile(
+    r"^Error: (?:The behavior up to this point is:|The following behavior constitutes a"
+    r" counter-example:)",
+    re.M,
+)
 #: A definition at the start of a line: ``Name ==``, ``Name(a, b) ==``,
 #: ``RECURSIVE``/``LOCAL`` prefixes allowed (infix operator definitions are
 #: not matched; they do not name properties).
 _DEFINITION = re.compile(r"^(?:LOCAL\s+)?(?P<name>[A-Za-z_]\w*)\s*(?:\([^=]*\))?\s*==(?!=)")
 _STATE_LABEL = re.compile(r"^State (?P<n>\d+): <(?P<label>.*)>\s*$", re.M)
+#: An ``INSTANCE`` statement, bare or named (``Core == INSTANCE EmbeddingCache``).
+_INSTANCE = re.compile(
+    r"^\s*(?:LOCAL\s+)?(?:[A-Za-z_]\w*\s*(?:\([^=]*\))?\s*==\s*)?INSTANCE\s+(?P<module>\w+)"
+)
+_BARE_INSTANCE = re.compile(r"^\s*(?:LOCAL\s+)?INSTANCE\s")
 _MODULE_END = re.compile(r"^={4,}")
 _SEPARATOR = re.compile(r"^-{4,}")
 
@@ -123,7 +139,9 @@ def enclosing_definition(module_text: str, line: int, col: int = 1) -> str | Non
     ``Name(args) ==``) and extends to the next definition, separator line
     (``----``) or the module's end; positions outside any definition (in a
     comment block before the first one, after the end) give None. The column
-    only matters on the definition's first line. O(lines up to ``line``).
+    only matters on the definition's first line. A bare ``INSTANCE M`` line
+    ends a definition too (it is not part of the one above it; what it means
+    at a position is :func:`instanced_module`'s). O(lines up to ``line``).
     """
     lines = module_text.splitlines()
     if not 1 <= line <= len(lines):
@@ -133,10 +151,30 @@ def enclosing_definition(module_text: str, line: int, col: int = 1) -> str | Non
         if _MODULE_END.match(text) or _SEPARATOR.match(text):
             current = None
             continue
+        if _BARE_INSTANCE.match(text):
+            current = None
+            continue
         match = _DEFINITION.match(text)
         if match is not None and (number < line or col > match.end("name")):
             current = match.group("name")
     return current
+
+
+def instanced_module(module_text: str, line: int) -> str | None:
+    """The module that an ``INSTANCE`` statement on ``line`` imports, or None.
+
+    TLC 2.15 reports an action (or an action property's failing step) that
+    reaches the root through a bare ``INSTANCE M`` at the position of that
+    statement (every action of the policy modules is labelled
+    ``line 44, col 1 to line 44, col 29 of module EmbeddingCacheFifo``,
+    the line ``INSTANCE EmbeddingCachePolicy``), so the position alone does
+    not say which action of ``M`` it was. O(1) after splitting the text.
+    """
+    lines = module_text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    match = _INSTANCE.match(lines[line - 1])
+    return None if match is None else match.group("module")
 
 
 def source_excerpt(module_text: str, position: SourcePosition, limit: int = 80) -> str:
@@ -230,33 +268,90 @@ def raw_labels(raw_output: str) -> dict[int, str]:
     return {int(m.group("n")): m.group("label") for m in _STATE_LABEL.finditer(raw_output)}
 
 
-def step_label(step: StepLike, directories: Iterable[Path], raw_label: str | None = None) -> str:
-    """A readable action name for a step.
+#: How the modules name the action of an operation recorded in ``lastOp``:
+#: the glue (EmbeddingCachePolicy) ``Cache<Op>`` (``CacheAlloc``,
+#: ``CacheMarkReady``, ...), the core (EmbeddingCache) ``<Op>``.
+ACTION_PREFIXES = ("Cache", "")
 
-    TLC labels the steps of a conjunctive next-state relation with a
-    position (``Action line 32, col 43 to ... of module M``): that becomes
-    the enclosing definition's name. When the state records the operation
-    (this spec's history variable ``lastOp``), it is appended, e.g.
-    ``CheckSpec: Alloc(k2, 3)``. O(module size).
+_LAST_OP = re.compile(r'op \|-> "(?P<op>\w+)"')
+_LAST_KEY = re.compile(r"key \|-> (?P<key>[^,\]]+)")
+_LAST_N = re.compile(r"n \|-> (?P<n>\d+)")
+
+
+def operation_call(last_op: str) -> tuple[str, str] | None:
+    """``(op, call)`` of a ``lastOp`` value, e.g. ``("Alloc", "Alloc(k2, 3)")``;
+    None for the initial record or text that is not one. O(len(last_op))."""
+    op = _LAST_OP.search(last_op)
+    if op is None or op.group("op") == "Init":
+        return None
+    key, n = _LAST_KEY.search(last_op), _LAST_N.search(last_op)
+    args = [m.group(g).strip().strip('"') for m, g in ((key, "key"), (n, "n")) if m is not None]
+    if op.group("op") not in ("Alloc", "AllocFail"):
+        args = args[:1]  # only alloc has a size
+    return op.group("op"), f"{op.group('op')}({', '.join(args)})"
+
+
+def defines(module_text: str, name: str) -> bool:
+    """True if the module defines ``name`` at the start of a line. O(module size)."""
+    return any(
+        (m := _DEFINITION.match(line)) is not None and m.group("name") == name
+        for line in module_text.splitlines()
+    )
+
+
+def instance_action(module: str, op: str, directories: Iterable[Path]) -> str | None:
+    """The action of the INSTANCE'd ``module`` that performs operation ``op``
+    (``CacheAlloc`` for ``Alloc`` in EmbeddingCachePolicy), by the naming
+    rule :data:`ACTION_PREFIXES`; None if the module defines none. O(module size)."""
+    text = find_module(module, directories)
+    if text is None:
+        return None
+    return next(
+        (f"{p}{op}" for p in ACTION_PREFIXES if defines(text, f"{p}{op}")),
+        None,
+    )
+
+
+def step_label(step: StepLike, directories: Iterable[Path], raw_label: str | None = None) -> str:
+    """A readable action name for a step: ``definition: operation``.
+
+    The definition comes from TLC's label. A named action keeps its name
+    (``SaverAlloc``); a position (the steps of a conjunctive next-state
+    relation, ``Action line 34, col 43 to ... of module M``) becomes the
+    enclosing definition (``CheckSpec``); a position on an ``INSTANCE M``
+    line (every action of a policy module, which reaches the root through
+    the policy's bare ``INSTANCE EmbeddingCachePolicy``) becomes the action
+    of ``M`` that performed the step's operation (``CacheAlloc``), read
+    from the history variable ``lastOp``. The operation, from ``lastOp``,
+    is appended when this step recorded one (a callers' step that only
+    changes the callers' variables, ``SaverStart``, records none), e.g.
+    ``CheckSpec: Alloc(k2, 3)`` or ``CacheMarkReady: MarkReady(k1)``.
+    ``Init``, ``Stuttering`` and ``Back to state i`` stay as they are.
+    O(module size).
     """
     label = step.action
+    if label in ("Init", "Stuttering") or label.startswith("Back to"):
+        return label
+    dirs = list(directories)
+    last_op = step.state.get("lastOp", "")
+    operation = operation_call(last_op) if "lastOp" in step.changed else None
     position = parse_position(raw_label or "")
     if position is not None:
-        text = find_module(position.module, directories)
-        inner = enclosing_definition(text, position.line, position.col) if text else None
-        label = inner or f"{position.module}:{position.line}"
-    last_op = step.state.get("lastOp")
-    if last_op and label != "Init" and not label.startswith("Back to"):
-        op = re.search(r'op \|-> "(?P<op>\w+)"', last_op)
-        key = re.search(r"key \|-> (?P<key>[^,\]]+)", last_op)
-        n = re.search(r"n \|-> (?P<n>\d+)", last_op)
-        if op is not None:
-            args = [m.group(g).strip('"') for m, g in ((key, "key"), (n, "n")) if m is not None]
-            if op.group("op") not in ("Alloc", "AllocFail") and args:
-                args = args[:1]
-            call = f"{op.group('op')}({', '.join(args)})"
-            label = call if label in ("Next", call) else f"{label}: {call}"
-    return label
+        text = find_module(position.module, dirs)
+        target = instanced_module(text, position.line) if text else None
+        if target is not None:
+            # Every action of the instanced module records its operation,
+            # even one that leaves lastOp as it was (a repeated AllocFail).
+            operation = operation_call(last_op)
+            action = instance_action(target, operation[0], dirs) if operation else None
+            label = action or f"{position.module}!INSTANCE {target}"
+        else:
+            inner = enclosing_definition(text, position.line, position.col) if text else None
+            label = inner or f"{position.module}:{position.line}"
+    if operation is None:
+        return label
+    call = operation[1]
+    return call if label in ("Next", call) else f"{label}: {call}"
 
 
 def step_table(
