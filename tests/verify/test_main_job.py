@@ -7,13 +7,18 @@ milliseconds; the job itself runs in CI (``embedding-cache verify``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
+from typing import Any
 
 import pytest
 
 from embedding_cache.policies import EVICTION_POLICIES
 from embedding_cache.tlc.command import EXIT_SETUP
+from embedding_cache.tlc.manifest import find_tla_dir
 from embedding_cache.verify import command
 from embedding_cache.verify.crosshair_check import ConditionResult, CrosshairResult
+from embedding_cache.verify.lin import MUTANTS
+from embedding_cache.verify.lin import report as lin_report
 from embedding_cache.verify.main_job import (
     LINKS,
     PLANS,
@@ -21,13 +26,16 @@ from embedding_cache.verify.main_job import (
     PlantedResult,
     ReplayRun,
     TraceRun,
+    VerifyOptions,
     VerifyReport,
+    run_verify,
 )
+from embedding_cache.verify.profile import CI
 from embedding_cache.verify.replay import Mismatch, ReplayReport
 from embedding_cache.verify.traces import TraceVerdict
 
 #: The sections every policy has, with the top-level's fields.
-SECTIONS = ("tlc", "conformance", "trace_validation", "crosshair", "planted")
+SECTIONS = ("tlc", "conformance", "trace_validation", "crosshair", "planted", "linearizability")
 
 
 def _replay(policy: str, model: str, mismatches: int = 0) -> ReplayRun:
@@ -40,6 +48,28 @@ def _replay(policy: str, model: str, mismatches: int = 0) -> ReplayRun:
 def _condition(policy: str) -> ConditionResult:
     target = "embedding_cache.transitions.alloc"
     return ConditionResult(policy, "alloc", target, "C", "c", "unrefuted", 3, 1.0, "")
+
+
+def _lin(policy: str, ok: bool = True) -> dict[str, Any]:
+    """A linearizability report of one policy, as ``linearizability_report`` writes it."""
+    row = {
+        "histories": 10,
+        "linearizable": 10 if ok else 9,
+        "not_linearizable": 0 if ok else 1,
+        "undecided": 0,
+        "operations": 640,
+        "sweep_failures": 0,
+        "seconds": 0.5,
+        "witness": None if ok else "NOT linearizable: ...",
+    }
+    hunt = {"caught": True, "histories": 3, "seconds": 0.1}
+    return {
+        "policies": {policy: row},
+        "mutants": {name: {policy: hunt} for name in ("split", "unlocked")},
+        "mutants_caught": 2,
+        "mutants_total": 2,
+        "ok": ok,
+    }
 
 
 def _report(broken: str | None = None) -> VerifyReport:
@@ -60,15 +90,16 @@ def _report(broken: str | None = None) -> VerifyReport:
         report.planted.append(
             PlantedResult(f"{policy}-order", policy, "policy", "alloc", True, True, None)
         )
+        report.linearizability[policy] = _lin(policy)
     report.crosshair = CrosshairResult(3, 3, 0, tuple(details), 5.0)
-    for step in ("conformance", "traces", "crosshair", "planted"):
+    for step in ("conformance", "traces", "crosshair", "planted", "linearizability"):
         report.seconds[step] = 1.0
     return report
 
 
 def test_top_level_keys_are_kept_and_policies_added() -> None:
     data = _report().to_json()
-    assert list(data)[:6] == ["ok", *SECTIONS]
+    assert list(data)[:7] == ["ok", *SECTIONS]
     assert set(data["policies"]) == set(EVICTION_POLICIES)
     for policy, section in data["policies"].items():
         for name in SECTIONS:
@@ -88,6 +119,28 @@ def test_top_level_summarises_all_policies() -> None:
     assert data["crosshair"]["conditions"] == n
     for section in data["policies"].values():
         assert section["planted"]["count"] == 2 and section["crosshair"]["conditions"] == 1
+        assert section["linearizability"]["histories"] == 10
+    lin = data["linearizability"]
+    assert lin["histories"] == lin["linearizable"] == 10 * n
+    assert lin["operations"] == 640 * n and lin["seconds"] == pytest.approx(0.7 * n)
+    assert lin["mutants"] == {
+        name: {"caught": True, "histories": 3 * n} for name in ("split", "unlocked")
+    }
+    assert lin["mutants_caught"] == lin["mutants_total"] == 2
+    assert data["steps"]["linearizability"] == {"ok": True, "seconds": 1.0}
+    assert data["profile"]["name"] == "ci"
+
+
+def test_a_non_linearizable_history_fails_its_policy_only() -> None:
+    report = _report()
+    report.linearizability["s3fifo"] = _lin("s3fifo", ok=False)
+    data = report.to_json()
+    assert report.step_ok("linearizability") is False and data["ok"] is False
+    assert report.step_ok("linearizability", "s3fifo") is False
+    assert report.step_ok("linearizability", "fifo") is True
+    assert data["policies"]["s3fifo"]["ok"] is False and data["policies"]["gdsf"]["ok"] is True
+    assert data["linearizability"]["not_linearizable"] == 1
+    assert data["policies"]["s3fifo"]["linearizability"]["witness"].startswith("NOT")
 
 
 def test_a_mismatch_fails_its_policy_and_the_whole_run_only() -> None:
@@ -152,10 +205,44 @@ def test_cli_rejects_unknown_policies_and_steps(capsys: pytest.CaptureFixture[st
 
 
 def test_cli_table_has_a_row_per_policy() -> None:
-    table = command._table(_report())
+    lines = command._table(_report()).splitlines()
     for policy in EVICTION_POLICIES:
-        assert f"conformance  {policy}" in table and f"planted      {policy}" in table
+        for step in ("conformance", "planted", "linearizability"):
+            assert any(line.split()[:3] == [step, policy, "ok"] for line in lines), (step, policy)
+    assert any(line.split()[:2] == ["linearizability", "all"] for line in lines)
 
 
-def test_cli_policy_defaults_to_every_policy() -> None:
-    assert _args().policy.split(",") == list(EVICTION_POLICIES)
+# ---------------------------------------------------------------- the linearizability step
+
+
+def _run_lin(histories: int) -> VerifyReport:
+    """The linearizability step alone, for fifo, with a few histories."""
+    profile = dataclasses.replace(CI, lin_histories=histories)
+    options = VerifyOptions(
+        tla_dir=find_tla_dir(), steps=("linearizability",), policies=("fifo",), profile=profile
+    )
+    return run_verify(options, progress=lambda _: None)
+
+
+def test_the_linearizability_step_checks_histories_and_catches_every_mutant() -> None:
+    report = _run_lin(histories=5)
+    assert report.ok and report.seconds["linearizability"] > 0
+    section = report.to_json()["policies"]["fifo"]["linearizability"]
+    assert section["histories"] == section["linearizable"] == 5
+    assert section["operations"] == 5 * 64  # 8 threads x 8 calls
+    assert section["ok"] is True and section["seconds"] > 0
+    # Non-vacuity: both kinds of mutant (a split operation, a missing lock) are caught.
+    assert section["mutants_total"] == len(MUTANTS) >= 2
+    assert section["mutants_caught"] == len(MUTANTS)
+    assert any(name.startswith("split") for name in section["mutants"])
+    assert any(name.startswith("unlocked") for name in section["mutants"])
+
+
+def test_the_linearizability_step_fails_on_a_cache_that_is_not_linearizable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The "real" cache replaced by a mutant: its histories must not all be linearizable.
+    monkeypatch.setattr(lin_report, "_real", MUTANTS["split_alloc"])
+    report = _run_lin(histories=20)
+    assert report.step_ok("linearizability") is False and not report.ok
+    assert report.to_json()["linearizability"]["not_linearizable"] > 0

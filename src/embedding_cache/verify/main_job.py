@@ -15,11 +15,25 @@ Steps, each with progress on stderr:
                       under every policy it applies to (the shared core's bugs
                       under all, each policy's order-rule bugs under it), caught
                       by the replay, by trace validation and by CrossHair (each
-                      link that must catch it: ``PlantedBug.caught_by``).
+                      link that must catch it: ``PlantedBug.caught_by``);
+6. ``linearizability`` -- per policy, concurrent histories of the real cache
+                      linearizable, and every non-linearizable mutant (``lin``)
+                      caught.
+
+How hard each step checks is the run's ``profile`` (``profile.Profile``: ``ci``
+or ``nightly``). The nightly profile also runs (``extra_steps``):
+
+7. ``stateful``    -- the Hypothesis state machines under a heavier settings profile;
+8. ``simulate``    -- TLC simulation at production shape of every policy (and the
+                      bug models);
+9. ``distributed`` -- the manifest's big models (``default_run`` false) on
+                      distributed TLC with local workers.
 
 The JSON report keeps one top-level summary of all policies (``tlc``,
-``conformance``, ``trace_validation``, ``crosshair``, ``planted``) and adds
-``policies``: the same five sections for each policy.
+``conformance``, ``trace_validation``, ``crosshair``, ``planted``,
+``linearizability``) and adds ``policies``: the same sections for each policy,
+plus the extra steps' sections, ``steps`` (each step's verdict and seconds)
+and ``profile`` (its settings).
 """
 
 from __future__ import annotations
@@ -37,14 +51,19 @@ from typing import Any
 from ..errors import CacheError
 from ..policies import EVICTION_POLICIES, PolicySpec, make_policy
 from ..tlc.config import read_config
+from ..tlc.distributed import DistributedError
 from ..tlc.jar import locate_jar, locate_java, tlc_version
 from ..tlc.manifest import default_models, load_manifest
 from ..tlc.report import run_json
 from ..tlc.runner import ModelResult, run_model
+from ..tlc.simulate import SimulationResult
 from ..tracing import TracedEmbeddingCache
+from .config_override import overridden_tla_dir
 from .crosshair_check import CrosshairResult, clean_jobs, planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph, manifest_entry
+from .lin import linearizability_report
 from .planted import PlantedBug, for_policy
+from .profile import CI, Profile
 from .replay import (
     ReplayReport,
     check_constants,
@@ -52,11 +71,24 @@ from .replay import (
     policy_factory,
     replay_graph,
 )
+from .stateful_step import STATEFUL_TESTS, PytestRun, run_pytest
+from .tlc_steps import (
+    BigModelRun,
+    big_models,
+    policy_simulations,
+    run_big_model,
+    run_bug_simulations,
+    run_simulations,
+)
 from .traces import TraceVerdict, validate_cache
 from .workloads import random_trace, threaded_trace
 
+#: The steps every profile runs, in the order they run.
+CI_STEPS = ("tlc", "conformance", "traces", "crosshair", "planted", "linearizability")
+#: The steps a profile may add (``Profile.extra_steps``), in the order they run.
+EXTRA_STEPS = ("stateful", "simulate", "distributed")
 #: Every step, in the order it runs.
-STEPS = ("tlc", "conformance", "traces", "crosshair", "planted")
+STEPS = CI_STEPS + EXTRA_STEPS
 
 #: The links a planted bug is shown to here (``planted.LAYERS`` names).
 LINKS = ("replay", "traces", "crosshair")
@@ -69,7 +101,8 @@ class PolicyPlan:
     #: Replay models whose whole state graph must replay with no mismatch (the first
     #: is the policy's headline).
     full_replay: tuple[str, ...]
-    #: Replay models cut at a depth their config sets (the frontier is not expanded);
+    #: Replay models cut at a depth their config sets (the frontier is not expanded), or
+    #: at the profile's ``replay_depth`` when it sets one (nightly: 5, a 4x larger graph);
     #: skipped when ``VerifyOptions.deep`` is off (fifo's MCReplayDeep: 30-95 s of TLC).
     bounded_replay: tuple[str, ...] = ()
     #: The model whose graph each planted bug is replayed on (one of the above).
@@ -127,6 +160,10 @@ class ReplayRun:
     full: bool
     tlc_seconds: float
     seconds: float
+    #: The ``ReplayDepth`` the graph was cut at (None: the config sets none).
+    depth_bound: int | None = None
+    #: True when the profile replaced the config's depth bound.
+    depth_overridden: bool = False
 
 
 @dataclass
@@ -171,6 +208,12 @@ class VerifyReport:
     crosshair: CrosshairResult | None = None
     crosshair_planted: CrosshairResult | None = None
     planted: list[PlantedResult] = field(default_factory=list)
+    #: Per policy: ``lin.linearizability_report`` of that policy alone.
+    linearizability: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stateful: PytestRun | None = None
+    simulations: list[SimulationResult] = field(default_factory=list)
+    big_models: list[BigModelRun] = field(default_factory=list)
+    profile: Profile = CI
     seconds: dict[str, float] = field(default_factory=dict)
     #: Per policy: wall seconds of its parts (conformance, traces, planted_replay, ...).
     policy_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -225,8 +268,34 @@ class VerifyReport:
                 return False
             mine = [d for d in self.crosshair.details if policy is None or d.policy == policy]
             return bool(mine) and all(d.outcome in ("confirmed", "unrefuted") for d in mine)
-        planted: list[PlantedResult] = self._of(self.planted, policy)
-        return bool(planted) and all(p.link(link) is not False for p in planted for link in LINKS)
+        if step == "planted":
+            planted: list[PlantedResult] = self._of(self.planted, policy)
+            return bool(planted) and all(
+                p.link(link) is not False for p in planted for link in LINKS
+            )
+        if step == "linearizability":
+            lin = [r for p, r in self.linearizability.items() if policy in (None, p)]
+            return bool(lin) and all(r["ok"] for r in lin)
+        return self._extra_ok(step, policy)
+
+    def _extra_ok(self, step: str, policy: str | None) -> bool | None:
+        """The verdict of an extra step (``EXTRA_STEPS``) that ran. Per policy: None when
+        the step has nothing of that policy's (the stateful tests are not split by policy;
+        a big model may be the core's)."""
+        verdicts: list[bool]
+        if step == "stateful":
+            if policy is not None:
+                return None
+            return self.stateful is not None and self.stateful.ok
+        if step == "simulate":
+            verdicts = [simulated(s) for s in self.simulations if policy in (None, s.base.policy)]
+            if policy is None:
+                return bool(verdicts) and all(verdicts)
+        else:  # distributed: no big model at all is no failure (the manifest may have none)
+            verdicts = [b.result.ok for b in self.big_models if policy in (None, b.policy)]
+            if policy is None:
+                return all(verdicts)
+        return all(verdicts) if verdicts else None
 
     @property
     def ok(self) -> bool:
@@ -260,6 +329,8 @@ class VerifyReport:
                         "edges_replayed": r.report.edges_replayed,
                         "refused_calls_checked": r.report.disabled_checked,
                         "mismatches": len(r.report.mismatches),
+                        "depth_bound": r.depth_bound,
+                        "depth_overridden": r.depth_overridden,
                         "first_mismatches": [
                             f"{m.step}: {m.detail}"[:300] for m in r.report.mismatches[:5]
                         ],
@@ -310,18 +381,43 @@ class VerifyReport:
                     for p in planted
                 ],
             },
+            "linearizability": _lin_json(self.linearizability, policy),
         }
+
+    def _extra_sections(self, policy: str | None) -> dict[str, Any]:
+        """The sections of the extra steps that ran (for one policy: its own results)."""
+        out: dict[str, Any] = {}
+        if "stateful" in self.seconds and policy is None:
+            out["stateful"] = self.stateful.to_json() if self.stateful is not None else {}
+        if "simulate" in self.seconds:
+            sims = [s for s in self.simulations if policy in (None, s.base.policy)]
+            out["simulate"] = {
+                "ok": all(simulated(s) for s in sims),
+                "traces": sum(s.traces for s in sims),
+                "states": sum(s.states for s in sims),
+                "models": [{**s.to_json(), "ok": simulated(s)} for s in sims],
+            }
+        if "distributed" in self.seconds:
+            runs = [b for b in self.big_models if policy in (None, b.policy)]
+            out["distributed"] = {
+                "ok": all(b.result.ok for b in runs),
+                "workers": self.profile.distributed_workers,
+                "models": [b.to_json() for b in runs],
+            }
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The report as one JSON object (the documented keys first)."""
         return {
             "ok": self.ok,
             **self._sections(None),
+            **self._extra_sections(None),
             "policies": {
                 policy: {
                     "ok": all(self.step_ok(s, policy) is not False for s in STEPS)
                     and not self.policy_errors.get(policy),
                     **self._sections(policy),
+                    **self._extra_sections(policy),
                     "seconds": {
                         k: round(v, 1) for k, v in self.policy_seconds.get(policy, {}).items()
                     },
@@ -329,9 +425,56 @@ class VerifyReport:
                 }
                 for policy in self.policies
             },
+            "steps": {
+                step: {"ok": self.step_ok(step), "seconds": round(self.seconds[step], 1)}
+                for step in STEPS
+                if step in self.seconds
+            },
+            "profile": self.profile.to_json(),
             "seconds": {k: round(v, 1) for k, v in self.seconds.items()},
             "errors": self.errors,
         }
+
+
+def simulated(result: SimulationResult) -> bool:
+    """The simulation met its expectation, and checked something: a pass with no
+    finished trace (e.g. a budget shorter than TLC's start-up) is no evidence."""
+    return result.ok and (result.traces > 0 or result.seconds_to_violation is not None)
+
+
+#: The per-history counts of a linearizability report that add up over policies.
+_LIN_COUNTS = ("histories", "operations", "linearizable", "not_linearizable", "undecided")
+
+
+def _lin_json(reports: Mapping[str, Mapping[str, Any]], policy: str | None) -> dict[str, Any]:
+    """The linearizability section: all policies' reports summed, or one policy's.
+
+    ``mutants`` gives, per mutant, whether it was caught under every policy counted
+    and the histories that took; ``seconds`` counts the real histories and the hunts.
+    """
+    mine = {p: r for p, r in reports.items() if policy in (None, p)}
+    if not mine:
+        return {}
+    rows = [r["policies"][p] for p, r in mine.items()]
+    mutants: dict[str, dict[str, Any]] = {}
+    hunt_seconds = 0.0
+    for p, r in mine.items():
+        for name, per in r["mutants"].items():
+            entry = mutants.setdefault(name, {"caught": True, "histories": 0})
+            entry["caught"] = entry["caught"] and per[p]["caught"]
+            entry["histories"] += per[p]["histories"]
+            hunt_seconds += per[p]["seconds"]
+    witness = next((row["witness"] for row in rows if row["witness"]), None)
+    return {
+        **{key: sum(row[key] for row in rows) for key in _LIN_COUNTS},
+        "sweep_failures": sum(row["sweep_failures"] for row in rows),
+        "mutants_caught": sum(m["caught"] for m in mutants.values()),
+        "mutants_total": len(mutants),
+        "mutants": mutants,
+        "ok": all(r["ok"] for r in mine.values()),
+        "seconds": round(sum(row["seconds"] for row in rows) + hunt_seconds, 1),
+        **({"witness": str(witness)[:2000]} if witness else {}),
+    }
 
 
 def _crosshair_json(result: CrosshairResult | None, policy: str | None) -> dict[str, Any]:
@@ -354,11 +497,29 @@ class VerifyOptions:
     """What to run, and how hard."""
 
     tla_dir: Path
-    steps: tuple[str, ...] = STEPS
+    steps: tuple[str, ...] = STEPS  # of the profile's steps, the ones that run
     workers: int = 2
-    crosshair_timeout: float | None = None  # CPU s per condition (default: crosshair_check's)
+    #: CPU s per CrossHair condition (default: the profile's, else crosshair_check's).
+    crosshair_timeout: float | None = None
     policies: tuple[str, ...] = tuple(EVICTION_POLICIES)
     deep: bool = True  # also replay the depth-bounded deep models (PolicyPlan.bounded_replay)
+    profile: Profile = CI
+
+    @property
+    def selected_steps(self) -> tuple[str, ...]:
+        """The steps that run: the profile's (``CI_STEPS`` + its extras) among ``steps``."""
+        return tuple(s for s in CI_STEPS + self.profile.extra_steps if s in self.steps)
+
+    @property
+    def project_root(self) -> Path:
+        """The repository root (the parent of tla/): where tests/ is."""
+        return self.tla_dir.resolve().parent
+
+
+#: Seconds the dump of a model cut deeper than its config may take (TLC is killed then).
+DEEP_DUMP_TIMEOUT = 3600.0
+#: Seconds the stateful tests may take under the profile's settings.
+STATEFUL_TIMEOUT = 3600.0
 
 
 # ---------------------------------------------------------------- tlc
@@ -398,6 +559,28 @@ def _check_policy(dump: DumpedModel, policy: str, tla_dir: Path) -> None:
         raise ValueError(f"{dump.name}: {problem}")
 
 
+def config_depth(tla_dir: Path, model: str) -> int | None:
+    """The ``ReplayDepth`` ``model``'s config sets (None: it sets none). O(config size)."""
+    value = read_config(tla_dir / f"{model}.cfg").constants.get("ReplayDepth", "")
+    return int(value) if value.strip().isdigit() else None
+
+
+def _dump(
+    options: VerifyOptions, policy: str, name: str, full: bool
+) -> tuple[DumpedModel, int | None]:
+    """Dump ``name``'s state graph, a bounded model cut at the profile's depth if it sets
+    one, and check it is a model of ``policy``; (dump, the depth bound it was cut at)."""
+    depth = None if full else options.profile.replay_depth
+    if depth is None:
+        dump = dump_state_graph(options.tla_dir, name, options.workers)
+        _check_policy(dump, policy, options.tla_dir)
+        return dump, config_depth(options.tla_dir, name)
+    with overridden_tla_dir(options.tla_dir, name, {"ReplayDepth": str(depth)}) as tla_dir:
+        dump = dump_state_graph(tla_dir, name, options.workers, timeout=DEEP_DUMP_TIMEOUT)
+        _check_policy(dump, policy, tla_dir)
+    return dump, depth
+
+
 def _run_conformance(
     report: VerifyReport, options: VerifyOptions, progress: Progress, policy: str
 ) -> dict[str, DumpedModel]:
@@ -406,8 +589,8 @@ def _run_conformance(
     models = [(m, True) for m in plan.full_replay]
     models += [(m, False) for m in plan.bounded_replay if options.deep]
     for name, full in models:
-        dump = dump_state_graph(options.tla_dir, name, options.workers)
-        _check_policy(dump, policy, options.tla_dir)
+        dump, depth = _dump(options, policy, name, full)
+        overridden = not full and options.profile.replay_depth is not None
         start = time.monotonic()
         result = replay_graph(
             dump.graph,
@@ -419,9 +602,12 @@ def _run_conformance(
         seconds = time.monotonic() - start
         if name == plan.planted:  # kept for the planted step; the others are dropped
             dumped[name] = dump
-        report.replays.append(ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds))
+        report.replays.append(
+            ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)
+        )
+        cut = "" if depth is None else f" (depth {depth}{', profile' if overridden else ''})"
         progress(
-            f"replay [{policy}] {name}: {result.edges_replayed}/{result.edges_total} edges, "
+            f"replay [{policy}] {name}{cut}: {result.edges_replayed}/{result.edges_total} edges, "
             f"{result.disabled_checked} refused calls, {len(result.mismatches)} mismatches "
             f"(TLC {dump.tlc_seconds:.1f} s, replay {seconds:.1f} s)"
         )
@@ -490,8 +676,11 @@ def _run_traces(
 
 
 def _run_crosshair(report: VerifyReport, options: VerifyOptions, progress: Progress) -> None:
+    timeout = options.crosshair_timeout
+    if timeout is None:
+        timeout = options.profile.crosshair_timeout
     result = run_crosshair(
-        clean_jobs(list(options.policies)), timeout=options.crosshair_timeout, jobs=options.workers
+        clean_jobs(list(options.policies)), timeout=timeout, jobs=options.workers
     )
     report.crosshair = result
     for line in result.summary():
@@ -644,6 +833,110 @@ def _run_planted(
             report.planted.append(outcome)
 
 
+# ---------------------------------------------------------------- linearizability
+
+
+def _run_linearizability(
+    report: VerifyReport, options: VerifyOptions, progress: Progress, policy: str
+) -> None:
+    """The profile's number of histories of the real cache, and every mutant hunted."""
+    profile = options.profile
+    result = linearizability_report(
+        [policy], histories=profile.lin_histories, mutant_budget=profile.lin_mutant_budget
+    )
+    report.linearizability[policy] = result
+    row = result["policies"][policy]
+    hunts = ", ".join(
+        f"{name} {'caught' if per[policy]['caught'] else 'MISSED'} after {per[policy]['histories']}"
+        for name, per in result["mutants"].items()
+    )
+    progress(
+        f"linearizability [{policy}] {row['linearizable']}/{row['histories']} histories "
+        f"({row['operations']} calls) linearizable in {row['seconds']:.1f} s; mutants: {hunts}"
+    )
+
+
+# ---------------------------------------------------------------- the extra steps
+
+
+def _run_stateful(report: VerifyReport, options: VerifyOptions, progress: Progress) -> None:
+    """The Hypothesis state machines under the profile's settings profile."""
+    hypothesis_profile = options.profile.hypothesis_profile or "ci"
+    run = run_pytest(
+        STATEFUL_TESTS, options.project_root, hypothesis_profile, timeout=STATEFUL_TIMEOUT
+    )
+    report.stateful = run
+    progress(
+        f"stateful ({hypothesis_profile}): {run.passed} passed, {run.failed} failed, "
+        f"{run.errors} errors in {run.seconds:.1f} s: {'ok' if run.ok else 'FAILED'}"
+    )
+
+
+def _run_simulate(report: VerifyReport, options: VerifyOptions, progress: Progress) -> None:
+    """Each policy's main model at production shape; then the bug models, if asked."""
+    profile = options.profile
+    models = load_manifest(options.tla_dir)
+    java, jar = locate_java(), locate_jar()
+    report.simulations += run_simulations(
+        policy_simulations(models, options.policies),
+        options.tla_dir,
+        profile.simulate_seconds,
+        progress,
+        java=java,
+        jar=jar,
+    )
+    if profile.simulate_bugs:
+        report.simulations += run_bug_simulations(
+            models,
+            options.tla_dir,
+            options.policies,
+            profile.simulate_bug_seconds,
+            progress,
+            java=java,
+            jar=jar,
+        )
+
+
+def _run_distributed(report: VerifyReport, options: VerifyOptions, progress: Progress) -> None:
+    """The big models (none is fine), each on distributed TLC with the profile's workers."""
+    workers = options.profile.distributed_workers
+    models = [
+        m
+        for m in big_models(load_manifest(options.tla_dir))
+        if m.policy is None or m.policy in options.policies
+    ]
+    if not models:
+        progress("distributed: the manifest has no big model (default_run false)")
+        return
+    java, jar = locate_java(), locate_jar()
+    for model in models:
+        try:
+            run = run_big_model(
+                model, options.tla_dir, workers, threads=options.workers, java=java, jar=jar
+            )
+        except DistributedError as exc:
+            report.fail(model.policy, "distributed", f"{model.name}: {exc}")
+            progress(f"distributed {model.name} failed: {exc}")
+            continue
+        result = run.result
+        verdict = "ok" if result.ok else f"FAILED ({result.note})"
+        progress(
+            f"distributed {model.name} ({run.mode}, {run.workers} workers): {result.result}, "
+            f"{result.output.distinct_states or 0:,} states in {result.seconds:.1f} s: {verdict}"
+        )
+        report.big_models.append(run)
+
+
+#: The step runners that run once for all policies.
+_GLOBAL_STEPS: dict[str, Callable[[VerifyReport, VerifyOptions, Progress], None]] = {
+    "tlc": _run_tlc,
+    "crosshair": _run_crosshair,
+    "stateful": _run_stateful,
+    "simulate": _run_simulate,
+    "distributed": _run_distributed,
+}
+
+
 # ---------------------------------------------------------------- the job
 
 
@@ -652,18 +945,14 @@ def run_verify(options: VerifyOptions, progress: Progress = stderr_progress) -> 
 
     Steps that run per policy report a crash for that policy and go on with the others.
     """
-    report = VerifyReport(policies=options.policies)
+    report = VerifyReport(policies=options.policies, profile=options.profile)
     dumped: dict[str, dict[str, DumpedModel]] = {}
-    for step in STEPS:
-        if step not in options.steps:
-            continue
+    for step in options.selected_steps:
         progress(f"--- {step}")
         start = time.monotonic()
         try:
-            if step == "tlc":
-                _run_tlc(report, options, progress)
-            elif step == "crosshair":
-                _run_crosshair(report, options, progress)
+            if step in _GLOBAL_STEPS:
+                _GLOBAL_STEPS[step](report, options, progress)
             elif step == "planted":
                 _run_planted(report, options, progress, dumped)
             else:
@@ -672,8 +961,10 @@ def run_verify(options: VerifyOptions, progress: Progress = stderr_progress) -> 
                     try:
                         if step == "conformance":
                             dumped[policy] = _run_conformance(report, options, progress, policy)
-                        else:
+                        elif step == "traces":
                             _run_traces(report, options, progress, policy)
+                        else:
+                            _run_linearizability(report, options, progress, policy)
                     except Exception as exc:
                         report.fail(policy, step, f"{type(exc).__name__}: {exc}")
                         progress(f"{step} [{policy}] failed: {type(exc).__name__}: {exc}")
