@@ -1,0 +1,80 @@
+"""The free pools' smaller promises: repr, the list-style alias, the untracked
+``just_freed``, the bounded first-fit scan, and independent copies.
+
+Found by mutation testing (mutation/SURVIVORS.md): the cache's tests run the
+extents pool tracked (the checked build) and never print it, scan a long
+size class, or copy a stack.
+"""
+
+from __future__ import annotations
+
+from embedding_cache.free_blocks import FreeBlocks, FreeStack
+
+
+def test_the_repr_shows_the_count_and_at_most_eight_extents() -> None:
+    fb = FreeBlocks(6)
+    assert repr(fb) == "FreeBlocks(6 free: 0..5)"
+    fb = FreeBlocks(40)
+    taken = fb.take(40)
+    fb.give(taken[0::2])  # 20 single-id extents: 0, 2, 4, ...
+    assert repr(fb) == (
+        "FreeBlocks(20 free: 0..0, 2..2, 4..4, 6..6, 8..8, 10..10, 12..12, 14..14, ...)"
+    )
+
+
+def test_the_repr_elides_from_the_ninth_extent_on() -> None:
+    def pool_of_single_extents(count: int) -> FreeBlocks:
+        fb = FreeBlocks(2 * count)
+        fb.give(fb.take(2 * count)[0::2])  # ids 0, 2, 4, ...: one extent each
+        return fb
+
+    eight = ", ".join(f"{i}..{i}" for i in range(0, 16, 2))
+    assert repr(pool_of_single_extents(8)) == f"FreeBlocks(8 free: {eight})"
+    assert repr(pool_of_single_extents(9)) == f"FreeBlocks(9 free: {eight}, ...)"
+
+
+def test_extend_is_give() -> None:
+    fb = FreeBlocks(8)
+    ids = fb.take(3)
+    fb.extend(ids)
+    assert len(fb) == 8 and fb.extents() == [(0, 8)]
+
+
+def test_untracked_just_freed_only_counts() -> None:
+    fb = FreeBlocks(8)  # track=False: no membership map
+    ids = fb.take(3)
+    assert fb.just_freed(ids)  # 5 free ids cover any 3 ids...
+    assert not fb.just_freed(tuple(range(6)))  # ...but not 6
+    fb.give(ids)
+    assert fb.just_freed(ids) and fb.just_freed(tuple(range(8)))
+
+
+def test_tracked_just_freed_knows_which_ids_are_free() -> None:
+    fb = FreeBlocks(8, track=True)
+    ids = fb.take(3)
+    assert not fb.just_freed(ids) and fb.just_freed((0, 1))
+    assert not fb.just_freed((-1,)) and not fb.just_freed((8,))
+    fb.give(ids)
+    assert fb.just_freed(ids)
+
+
+def test_a_long_size_class_is_scanned_a_bounded_number_of_times() -> None:
+    # 20 free extents of 2 ids (class 1, lengths 2..3), then one of 3 ids at the
+    # end: a take of 3 fits only that last one, which the bounded scan does not reach,
+    # so the ids are gathered from two extents instead.
+    fb = FreeBlocks(64)
+    everything = fb.take(64)
+    for start in range(0, 60, 3):  # 0-1, 3-4, ..., 57-58: 20 two-id extents
+        fb.give(everything[start : start + 2])
+    fb.give(everything[61:64])  # 61-63: the one three-id extent
+    got = fb.take(3)
+    assert len(got) == 3 and got != (61, 62, 63)
+    assert len(fb) == 40 + 3 - 3
+
+
+def test_a_copied_stack_is_independent() -> None:
+    stack = FreeStack(range(5))
+    twin = stack.copy()
+    assert type(twin) is FreeStack and twin == stack
+    assert twin.take(2) == (3, 4)
+    assert list(stack) == [0, 1, 2, 3, 4]

@@ -1,0 +1,47 @@
+"""The transitions module's table and error helpers, beyond what the cache's own tests reach.
+
+* ``Transitions(overrides)``: an override replaces exactly the named
+  transition, and a name that is no transition is a ValueError listing the
+  real ones (tracing and the planted bugs build tables this way).
+* ``_absent``: the lookup error the planted bodies raise is the one the real
+  transitions raise, a TypeError for a non-str key and an UnknownKeyError
+  (a KeyError naming the operation) for an absent str key.
+
+Found by mutation testing (mutation/SURVIVORS.md).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from embedding_cache import UnknownKeyError, transitions
+from embedding_cache.state import CacheState
+
+
+def test_an_override_replaces_exactly_its_transition() -> None:
+    def fake_get(s: CacheState, key: str) -> None:
+        return None
+
+    table = transitions.Transitions({"get": fake_get})
+    chosen = table.as_mapping()
+    assert chosen["get"] is fake_get
+    real = transitions.REAL.as_mapping()
+    assert set(chosen) == set(real) == {*transitions.OPERATIONS, "get", "has_held_entries"}
+    assert all(chosen[name] is real[name] for name in real if name != "get")
+
+
+def test_an_unknown_override_is_a_value_error_listing_the_names() -> None:
+    with pytest.raises(ValueError) as info:
+        transitions.Transitions({"evict": lambda s: None})
+    names = sorted({*transitions.OPERATIONS, "get", "has_held_entries"})
+    assert str(info.value) == f"no transition named 'evict'; names: {names}"
+
+
+def test_the_lookup_error_is_typed_by_the_key() -> None:
+    bad = transitions._absent(7, "pin")
+    assert type(bad) is TypeError
+    assert str(bad) == "EmbeddingCache.pin: key must be a str, not int"
+    absent = transitions._absent("k", "unpin")
+    assert type(absent) is UnknownKeyError and isinstance(absent, KeyError)
+    assert (absent.key, absent.operation) == ("k", "unpin")
+    assert str(absent) == "EmbeddingCache: unpin of absent key 'k'"
