@@ -102,3 +102,17 @@ def test_head_insertion_caught_without_refinement() -> None:
 def test_bad_tla_dir(tmp_path: Path) -> None:
     with pytest.raises(ManifestError):
         find_tla_dir(str(tmp_path))
+
+
+def test_big_models_stay_out_of_the_default_run_and_of_policy_selection() -> None:
+    """A model marked ``default_run: false`` (minutes each) runs only when asked for by
+    its name or tag, not with every model nor with its policy's."""
+    models = load_manifest(find_tla_dir())
+    big = {m.name for m in models if not m.default_run}
+    assert {m.policy for m in models if m.name in big} == POLICIES  # one per policy at least
+    assert not big & {m.name for m in select_models(models, [])}
+    for policy in POLICIES:
+        assert not big & {m.name for m in select_models(models, [policy])}
+    assert {m.name for m in select_models(models, ["big"])} == big
+    name = sorted(big)[0]
+    assert [m.name for m in select_models(models, [name])] == [name]

@@ -113,8 +113,10 @@ def select_models(models: list[Model], names: list[str]) -> list[Model]:
     """Return the named models, in manifest order; with no names, the default
     run (every model whose ``default_run`` is true).
 
-    A name may also be a tag (e.g. ``bug``) or a policy (``fifo``, ``gdsf``,
-    ``s3fifo``), selecting every model with it, big ones included.
+    A name may also be a tag (e.g. ``bug``, ``big``) or a policy (``fifo``,
+    ``gdsf``, ``s3fifo``), selecting every model with it; a model outside the
+    default run (``default_run`` false: minutes each) comes only by its own
+    name or a tag, not with its policy.
     """
     if not names:
         return default_models(models)
@@ -127,4 +129,12 @@ def select_models(models: list[Model], names: list[str]) -> list[Model]:
     if unknown:
         raise ManifestError(f"unknown model(s) {unknown}; known: {sorted(known)}")
     wanted = set(names)
-    return [m for m in models if m.name in wanted or wanted & set(m.tags) or m.policy in wanted]
+
+    def chosen(m: Model) -> bool:
+        if m.name in wanted:
+            return True
+        if not m.default_run:  # a big model: by a tag other than its policy's name
+            return bool(wanted & (set(m.tags) - {m.policy}))
+        return bool(wanted & set(m.tags)) or m.policy in wanted
+
+    return [m for m in models if chosen(m)]
