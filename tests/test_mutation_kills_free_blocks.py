@@ -1,5 +1,7 @@
-"""The free pools' smaller promises: repr, the list-style alias, the untracked
-``just_freed``, the bounded first-fit scan, and independent copies.
+"""The free pools' smaller promises: repr, the list-style alias, ``just_freed``
+tracked (the membership map follows every change, also for pools longer than
+one fill slice, also in a copy) and untracked, the bounded first-fit scan,
+and independent copies.
 
 Found by mutation testing (mutation/SURVIVORS.md): the cache's tests run the
 extents pool tracked (the checked build) and never print it, scan a long
@@ -8,7 +10,19 @@ size class, or copy a stack.
 
 from __future__ import annotations
 
+import random
+
+import pytest
+
 from embedding_cache.free_blocks import FreeBlocks, FreeStack
+
+
+def _map_agrees(fb: FreeBlocks, num_blocks: int) -> None:
+    """A tracked pool's membership map says free exactly for the ids its extents hold,
+    and never for an id outside the pool."""
+    free = set(fb)
+    for i in range(-1, num_blocks + 2):
+        assert fb.just_freed((i,)) == (i in free), f"id {i}: map and extents disagree"
 
 
 def test_the_repr_shows_the_count_and_at_most_eight_extents() -> None:
@@ -56,6 +70,39 @@ def test_tracked_just_freed_knows_which_ids_are_free() -> None:
     assert not fb.just_freed((-1,)) and not fb.just_freed((8,))
     fb.give(ids)
     assert fb.just_freed(ids)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_tracked_map_follows_every_take_and_give(seed: int) -> None:
+    rng = random.Random(seed)
+    fb = FreeBlocks(24, track=True)
+    owned: list[tuple[int, ...]] = []
+    for _ in range(60):
+        if owned and (rng.random() < 0.5 or not len(fb)):
+            fb.give(owned.pop(rng.randrange(len(owned))))
+        else:
+            owned.append(fb.take(rng.randint(1, len(fb))))
+        _map_agrees(fb, 24)
+
+
+def test_the_tracked_map_of_a_pool_longer_than_one_fill_slice() -> None:
+    fb = FreeBlocks(5000, track=True)  # marking 5000 ids free takes more than one 4096-byte slice
+    _map_agrees(fb, 5000)
+    ids = fb.take(4500)
+    fb.give(ids)
+    _map_agrees(fb, 5000)
+
+
+def test_a_copy_keeps_tracking_exactly() -> None:
+    fb = FreeBlocks(8, track=True)
+    taken = fb.take(3)
+    twin = fb.copy()
+    assert not twin.just_freed(taken)  # 5 ids are free, but not these
+    _map_agrees(twin, 8)
+    twin.give(taken)
+    _map_agrees(twin, 8)
+    _map_agrees(fb, 8)  # the original is untouched
+    assert not fb.just_freed(taken)
 
 
 def test_a_long_size_class_is_scanned_a_bounded_number_of_times() -> None:

@@ -271,10 +271,11 @@ def _machine(policy: str) -> type[TracedCacheMachine]:
     )
 
 
-#: Each example costs one TLC run (~1-4 s), so few examples of modest length;
+#: Each example costs one TLC run (~1-4 s), so few examples of modest length (six: with
+#: four, the ci profile drew no refused call for gdsf once the allocator became a draw);
 #: no shrinking (every shrink step would start TLC again), the verdict names the step.
 TRACED_MACHINE_SETTINGS = settings(
-    max_examples=4,
+    max_examples=6,
     stateful_step_count=30,
     deadline=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
