@@ -119,6 +119,12 @@ def test_a_long_size_class_is_scanned_a_bounded_number_of_times() -> None:
     assert len(fb) == 40 + 3 - 3
 
 
+def test_the_stack_has_just_freed_only_what_is_on_its_top() -> None:
+    stack = FreeStack(range(6))
+    assert stack.just_freed(()) and stack.just_freed((4, 5)) and stack.just_freed((5,))
+    assert not stack.just_freed((3, 4)) and not stack.just_freed((5, 4))
+
+
 def test_a_copied_stack_is_independent() -> None:
     stack = FreeStack(range(5))
     twin = stack.copy()

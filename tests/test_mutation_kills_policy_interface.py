@@ -10,6 +10,9 @@
 * ``plan_victims`` with nothing evictable (only when EvictableCountInv is
   already broken) must plan no victims rather than fail; s3fifo's plan must
   follow a key it promotes into M back to it within the same alloc.
+* ``hooks``: an event the policy ignores (it keeps the base's no-op) is
+  bound as None, so the transition skips the call.
+* s3fifo's probationary target is 10% of the pool in whole blocks, at least 1.
 * ``joined_ok`` (the checked build's placement check) must reject a key
   that is not the newest joiner, and say what it found.
 
@@ -28,12 +31,14 @@ from embedding_cache import (
     EVICTION_POLICIES,
     CacheError,
     EmbeddingCache,
+    FifoPolicy,
     GdsfPolicy,
     S3FifoPolicy,
     transitions,
 )
 from embedding_cache.abstraction import PolicyView, policy_view
 from embedding_cache.policies import EvictionPolicy, make_policy
+from embedding_cache.policies.s3fifo import small_target
 from embedding_cache.state import CacheState
 
 KEYS = ("a", "b", "c", "d", "e", "f")
@@ -195,3 +200,26 @@ def test_s3fifo_a_key_promoted_by_an_alloc_can_be_evicted_by_the_same_alloc() ->
     assert plan.victims == ("a",) and plan.victim_blocks == 1
     assert cache.alloc("x", 1) is not None
     assert cache.get("a") is None and policy.plan_holds(plan)
+
+
+class _BaseHookedFifo(FifoPolicy):
+    """fifo bound through the base class's ``hooks`` (fifo's own binds C-level methods)."""
+
+    __slots__ = ()
+    hooks = EvictionPolicy.hooks
+
+
+def test_an_event_the_policy_ignores_is_no_hook() -> None:
+    gdsf = GdsfPolicy(4).hooks()  # gdsf counts uses, but ignores admit and forget
+    assert gdsf.admit is None and gdsf.forget is None and gdsf.hit is not None
+    s3fifo = S3FifoPolicy(4).hooks()  # s3fifo needs all three
+    assert None not in (s3fifo.admit, s3fifo.forget, s3fifo.hit)
+    fifo = _BaseHookedFifo(4).hooks()  # fifo ignores all three, uses included
+    assert (fifo.admit, fifo.forget, fifo.hit) == (None, None, None)
+
+
+def test_s3fifo_small_target_is_a_tenth_of_the_pool_at_least_one() -> None:
+    pools = (0, 9, 10, 15, 19, 20, 110)
+    assert [small_target(n) for n in pools] == [1, 1, 1, 1, 1, 2, 11]
+    assert all(type(small_target(n)) is int for n in pools)
+    assert S3FifoPolicy(25).small_target == 2

@@ -3,6 +3,8 @@
 * ``Transitions(overrides)``: an override replaces exactly the named
   transition, and a name that is no transition is a ValueError listing the
   real ones (tracing and the planted bugs build tables this way).
+* a count that is not an int but has ``__index__`` (a numpy integer) is
+  taken at its value, zero included.
 * ``_absent``: the lookup error the planted bodies raise is the one the real
   transitions raise, a TypeError for a non-str key and an UnknownKeyError
   (a KeyError naming the operation) for an absent str key.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_cache import UnknownKeyError, transitions
+from embedding_cache import EmbeddingCache, UnknownKeyError, transitions
 from embedding_cache.state import CacheState
 
 
@@ -35,6 +37,26 @@ def test_an_unknown_override_is_a_value_error_listing_the_names() -> None:
         transitions.Transitions({"evict": lambda s: None})
     names = sorted({*transitions.OPERATIONS, "get", "has_held_entries"})
     assert str(info.value) == f"no transition named 'evict'; names: {names}"
+
+
+class Index:
+    """Not an int, but has ``__index__``, like a numpy integer."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+def test_an_index_like_count_is_taken_at_its_value_zero_included() -> None:
+    cache = EmbeddingCache(4)
+    empty = cache.alloc("none", Index(0))  # type: ignore[arg-type]
+    assert empty is not None and empty.block_ids == ()
+    two = cache.alloc("two", Index(2))  # type: ignore[arg-type]
+    assert two is not None and len(two.block_ids) == 2
+    with pytest.raises(ValueError, match="n_blocks must be >= 0, got -1"):
+        cache.alloc("neg", Index(-1))  # type: ignore[arg-type]
 
 
 def test_the_lookup_error_is_typed_by_the_key() -> None:

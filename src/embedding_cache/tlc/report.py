@@ -16,7 +16,7 @@ from .runner import ModelResult
 VALUE_WIDTH = 88
 
 
-def _table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
+def render_table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
     """A plain-text table; columns in right are right-aligned."""
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
@@ -61,7 +61,7 @@ def results_table(results: list[ModelResult]) -> str:
         "seconds",
         "verdict",
     ]
-    return _table(headers, rows, right={4, 5, 6})
+    return render_table(headers, rows, right={4, 5, 6})
 
 
 def trace_table(
@@ -92,7 +92,7 @@ def trace_table(
                     ]
                 )
                 first = False
-    return _table(["step", "action", "changes"], rows, right={0})
+    return render_table(["step", "action", "changes"], rows, right={0})
 
 
 def failure_report(result: ModelResult, tla_dir: Path | None = None) -> str:

@@ -441,6 +441,9 @@ def run_simulation(
             batch = max(1, int(0.8 * left / per_trace)) if per_trace > 0 else batch * 2
     elapsed = time.monotonic() - start
     ok = result == base.expect
+    if ok and result == PASS and traces == 0:
+        # A budget spent before one behaviour finished checked nothing: not a pass.
+        ok, note = False, "no behaviour finished within the budget; raise --seconds"
     if not ok and not note:
         note = f"expected {base.expect}, got {result}"
     return SimulationResult(

@@ -20,7 +20,7 @@ from ..policies import EVICTION_POLICIES
 from ..tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP  # one meaning for every subcommand
 from ..tlc.jar import TlcSetupError
 from ..tlc.manifest import ManifestError, find_tla_dir
-from ..tlc.report import _table as render_table  # the project's one table renderer
+from ..tlc.report import render_table  # the project's one table renderer
 from .compare import Comparison, compare
 from .crosshair_check import PER_CONDITION_SECONDS
 from .lin import format_report
@@ -155,7 +155,12 @@ def _table(report: VerifyReport) -> str:
             "distributed",
             big.policy,
             f"{big.result.model.name} ({big.mode}, {big.workers} "
-            f"workers): {big.result.result}, {states:,} states, {big.result.seconds:.0f} s",
+            f"workers): {big.result.result}, {states:,} states, {big.result.seconds:.0f} s"
+            + (
+                f" ({len(big.unchecked_properties)} properties not checked distributed)"
+                if big.unchecked_properties
+                else ""
+            ),
         )
     for step in STEPS:
         if step in report.seconds:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tlc.report import _table  # the project's one table renderer
+from ..tlc.report import render_table  # the project's one table renderer
 
 #: Seconds that changed by less than this fraction, or by less than SECONDS_FLOOR, are noise.
 SECONDS_TOLERANCE = 0.25
@@ -171,7 +171,9 @@ class Comparison:
         ]
         counts = ", ".join(f"{n} {kind}" for kind, n in self.counts().items())
         verdict = "no regression" if self.ok else f"{len(self.regressions)} REGRESSION(S)"
-        table = _table(["step", "item", "change", "detail"], rows, right=set()) if rows else ""
+        table = (
+            render_table(["step", "item", "change", "detail"], rows, right=set()) if rows else ""
+        )
         return "\n".join(part for part in (table, f"compare: {verdict} ({counts})") if part)
 
 
