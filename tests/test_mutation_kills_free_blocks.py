@@ -1,11 +1,12 @@
 """The free pools' smaller promises: repr, the list-style alias, ``just_freed``
 tracked (the membership map follows every change, also for pools longer than
-one fill slice, also in a copy) and untracked, the bounded first-fit scan,
-and independent copies.
+one fill slice, also in a copy; a cache's extents are tracked exactly in the
+checked builds) and untracked, the first fit within a size class and its
+bound, and independent copies.
 
 Found by mutation testing (mutation/SURVIVORS.md): the cache's tests run the
-extents pool tracked (the checked build) and never print it, scan a long
-size class, or copy a stack.
+extents pool tracked (the checked build) and never print it, fit a take
+within its own size class, scan a long one, or copy a stack.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import random
 
 import pytest
 
-from embedding_cache.free_blocks import FreeBlocks, FreeStack
+from embedding_cache import CHECKED
+from embedding_cache.free_blocks import FreeBlocks, FreeStack, make_free_pool
 
 
 def _map_agrees(fb: FreeBlocks, num_blocks: int) -> None:
@@ -105,18 +107,44 @@ def test_a_copy_keeps_tracking_exactly() -> None:
     assert not fb.just_freed(taken)
 
 
-def test_a_long_size_class_is_scanned_a_bounded_number_of_times() -> None:
-    # 20 free extents of 2 ids (class 1, lengths 2..3), then one of 3 ids at the
-    # end: a take of 3 fits only that last one, which the bounded scan does not reach,
-    # so the ids are gathered from two extents instead.
-    fb = FreeBlocks(64)
-    everything = fb.take(64)
-    for start in range(0, 60, 3):  # 0-1, 3-4, ..., 57-58: 20 two-id extents
-        fb.give(everything[start : start + 2])
-    fb.give(everything[61:64])  # 61-63: the one three-id extent
+def _own_class_pool(fits_at: int) -> tuple[FreeBlocks, tuple[int, ...]]:
+    """Free extents of 2 ids (class 1), with one of 3 ids (class 1 too) in place
+    ``fits_at`` of the class; 3 ids of no larger class are free."""
+    fb = FreeBlocks(3 * (fits_at + 1) + 1)
+    everything = fb.take(len(fb))
+    three: tuple[int, ...] = ()
+    for i in range(fits_at + 1):
+        start = 3 * i
+        if i == fits_at:
+            three = everything[start : start + 3]
+            fb.give(three)
+        else:
+            fb.give(everything[start : start + 2])
+    return fb, three
+
+
+@pytest.mark.parametrize("fits_at", [0, 1, 16])
+def test_a_take_fits_whole_in_a_long_enough_extent_of_its_own_class(fits_at: int) -> None:
+    fb, three = _own_class_pool(fits_at)
+    assert fb.take(3) == three
+
+
+def test_the_own_class_scan_gives_up_after_seventeen_extents() -> None:
+    # The one extent that fits is the 18th of its class: the bounded scan does not
+    # reach it, so the ids are gathered from the largest extents instead.
+    fb, three = _own_class_pool(17)
     got = fb.take(3)
-    assert len(got) == 3 and got != (61, 62, 63)
-    assert len(fb) == 40 + 3 - 3
+    assert len(got) == 3 and got != three
+    assert len(fb) == 2 * 17 + 3 - 3
+
+
+def test_the_extents_pool_tracks_membership_exactly_in_the_checked_builds() -> None:
+    pool = make_free_pool("extents", 4)
+    assert isinstance(pool, FreeBlocks)
+    taken = pool.take(1)
+    # Exact (checked builds): a taken id is not free. Untracked (default build): only
+    # the count is checked, and 3 free ids cover 1.
+    assert pool.just_freed(taken) is (not CHECKED)
 
 
 def test_the_stack_has_just_freed_only_what_is_on_its_top() -> None:

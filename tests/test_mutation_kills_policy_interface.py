@@ -12,7 +12,9 @@
   follow a key it promotes into M back to it within the same alloc.
 * ``hooks``: an event the policy ignores (it keeps the base's no-op) is
   bound as None, so the transition skips the call.
-* s3fifo's probationary target is 10% of the pool in whole blocks, at least 1.
+* s3fifo's probationary target is 10% of the pool in whole blocks, at least 1;
+  a pool too small for M keeps no ghost.
+* ``make_policy``'s errors say exactly what was wrong.
 * ``joined_ok`` (the checked build's placement check) must reject a key
   that is not the newest joiner, and say what it found.
 
@@ -223,3 +225,29 @@ def test_s3fifo_small_target_is_a_tenth_of_the_pool_at_least_one() -> None:
     assert [small_target(n) for n in pools] == [1, 1, 1, 1, 1, 2, 11]
     assert all(type(small_target(n)) is int for n in pools)
     assert S3FifoPolicy(25).small_target == 2
+
+
+def test_s3fifo_a_pool_with_no_room_for_m_remembers_no_ghost() -> None:
+    assert (S3FifoPolicy(1).ghost_capacity, S3FifoPolicy(0).ghost_capacity) == (0, 0)
+    cache = EmbeddingCache(1, eviction="s3fifo")
+    put_ready(cache, "a", 1)
+    put_ready(cache, "b", 1)  # evicts a from S, which G cannot hold
+    assert cache.get("a") is None and cache._state.policy.abstract()["ghost"] == ()
+
+
+def test_make_policy_errors_say_what_was_wrong() -> None:
+    with pytest.raises(ValueError) as unknown:
+        make_policy("lru", 4)
+    assert str(unknown.value) == (
+        "EmbeddingCache: unknown eviction policy 'lru'; valid: 'fifo', 'gdsf', 's3fifo'"
+    )
+    with pytest.raises(TypeError) as factory:
+        make_policy(lambda n: "fifo", 4)
+    assert str(factory.value) == (
+        "EmbeddingCache: eviction factory returned str, not an EvictionPolicy"
+    )
+    with pytest.raises(TypeError) as neither:
+        make_policy(3, 4)
+    assert str(neither.value) == (
+        "EmbeddingCache: eviction must be a policy name or a factory, not int"
+    )

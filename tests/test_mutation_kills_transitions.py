@@ -3,6 +3,8 @@
 * ``Transitions(overrides)``: an override replaces exactly the named
   transition, and a name that is no transition is a ValueError listing the
   real ones (tracing and the planted bugs build tables this way).
+* the pool size's TypeError names the type it got.
+* ``alloc`` tells the policy's ``admit`` hook the new entry's block count.
 * a count that is not an int but has ``__index__`` (a numpy integer) is
   taken at its value, zero included.
 * ``_absent``: the lookup error the planted bodies raise is the one the real
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_cache import EmbeddingCache, UnknownKeyError, transitions
+from embedding_cache import EmbeddingCache, GdsfPolicy, UnknownKeyError, transitions
 from embedding_cache.state import CacheState
 
 
@@ -37,6 +39,33 @@ def test_an_unknown_override_is_a_value_error_listing_the_names() -> None:
         transitions.Transitions({"evict": lambda s: None})
     names = sorted({*transitions.OPERATIONS, "get", "has_held_entries"})
     assert str(info.value) == f"no transition named 'evict'; names: {names}"
+
+
+def test_a_non_int_pool_size_is_a_type_error_naming_its_type() -> None:
+    with pytest.raises(TypeError) as info:
+        EmbeddingCache("8")  # type: ignore[arg-type]
+    assert str(info.value) == "EmbeddingCache: num_blocks must be an int, not str"
+
+
+class _AdmitLog(GdsfPolicy):
+    """gdsf, noting every admit it is told of."""
+
+    __slots__ = ("admitted",)
+
+    def __init__(self, num_blocks: int = 0) -> None:
+        super().__init__(num_blocks)
+        self.admitted: list[tuple[str, int]] = []
+
+    def admit(self, key: str, size: int) -> None:
+        self.admitted.append((key, size))
+
+
+def test_alloc_tells_the_policy_the_size_of_the_entry_it_admits() -> None:
+    cache = EmbeddingCache(8, eviction=_AdmitLog)
+    cache.alloc("a", 3)
+    cache.alloc("b", 0)
+    policy = cache._state.policy
+    assert isinstance(policy, _AdmitLog) and policy.admitted == [("a", 3), ("b", 0)]
 
 
 class Index:
