@@ -13,7 +13,8 @@ the smallest pool's operation counts: the same work at both sizes) and ``by_op``
 the default build's.
 
 ``render_policies`` prints ``bench --policies`` and ``render_beyond_seed``
-``bench --beyond-seed`` (one table per section), through the same ``_table``.
+``bench --beyond-seed`` (one table per section), through the same ``_table``
+(``text_table.render_table``, the project's one renderer).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ..text_table import numeric_right, render_table
 
 #: Top-level keys of the JSON report.
 REPORT_KEYS = (
@@ -126,16 +129,8 @@ def build_report(
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Right-aligned columns (the first left-aligned), two spaces apart."""
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-
-    def line(cells: Sequence[str]) -> str:
-        first, *rest = cells
-        parts = [first.ljust(widths[0])]
-        parts += [cell.rjust(width) for cell, width in zip(rest, widths[1:], strict=True)]
-        return "  ".join(parts).rstrip()
-
-    return [line(header), line(["-" * width for width in widths]), *map(line, rows)]
+    """A bench table's lines: first column left-aligned, the numbers right-aligned."""
+    return render_table(header, rows, numeric_right(len(header))).splitlines()
 
 
 def render(report: Mapping[str, Any]) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..text_table import render_table  # the project's one table renderer
 from .config import read_config
 from .counterexample import StepLike, explain_failure
 from .output import Step
@@ -14,22 +15,6 @@ from .runner import ModelResult
 
 #: Width at which a counterexample's changed values are wrapped.
 VALUE_WIDTH = 88
-
-
-def render_table(headers: list[str], rows: list[list[str]], right: set[int]) -> str:
-    """A plain-text table; columns in right are right-aligned."""
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
-    ]
-
-    def fmt(cells: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in right else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-        ).rstrip()
-
-    rule = "  ".join("-" * w for w in widths)
-    return "\n".join([fmt(headers), rule, *(fmt(r) for r in rows)])
 
 
 def _num(value: int | None) -> str:

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..policies import EVICTION_POLICIES
+from ..text_table import render_table  # the project's one table renderer
 from ..tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP  # one meaning for every subcommand
 from ..tlc.jar import TlcSetupError
 from ..tlc.manifest import ManifestError, find_tla_dir
-from ..tlc.report import render_table  # the project's one table renderer
 from .compare import Comparison, compare
 from .crosshair_check import PER_CONDITION_SECONDS
 from .lin import format_report

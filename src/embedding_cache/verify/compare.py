@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tlc.report import render_table  # the project's one table renderer
+from ..text_table import render_table  # the project's one table renderer
 
 #: Seconds that changed by less than this fraction, or by less than SECONDS_FLOOR, are noise.
 SECONDS_TOLERANCE = 0.25

@@ -33,7 +33,7 @@ from .. import invariants
 from ..abstraction import AbstractState, abstract_state
 from ..cache import EmbeddingCache
 from ..policies import EVICTION_POLICIES
-from ..tlc.report import render_table as table
+from ..text_table import render_table as table
 from .planted import by_name
 from .replay import ACTION_TO_OPERATION, code_params, policy_factory, result_kind, step_text
 from .step_properties import CodeStep, properties_for, step_violations
