@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from embedding_cache.tlc.distributed import server_command, worker_command
 from embedding_cache.tlc.output import Outcome
 from embedding_cache.tlc.runner import run_tlc, tlc_invocation
+from embedding_cache.tlc.simulate import simulation_command
 from embedding_cache.verify.state_graph import load_dot
 
 #: Counts to 3 and stops: a deadlock unless deadlock checking is off.
@@ -59,6 +61,31 @@ def test_command_line() -> None:
     )
     assert dump[5:8] == ["-dump", "dot,actionlabels", "g"]
     assert dump[-2:] == ["-deadlock", "M.tla"]
+
+
+def test_every_tlc_command_line_starts_the_same_way() -> None:
+    """Server, worker and simulator are built by the one builder: same java, collector, jar."""
+    java, jar, meta = Path("/j/java"), Path("/t/tla2tools.jar"), Path("/m")
+    head = ["/j/java", "-XX:+UseParallelGC"]
+    server = server_command(java, jar, "M.tla", "M.cfg", port=1, hostname=None, metadir=meta)
+    worker = worker_command(java, jar, "10.0.0.1", port=1, hostname="h", threads=3)
+    simulation = simulation_command(
+        java, jar, "M.tla", "M.cfg", depth=9, seed=4, traces=2, metadir=meta, check_deadlock=False
+    )
+    for command, main_class in (
+        (server, "tlc2.tool.distributed.TLCServer"),
+        (worker, "tlc2.tool.distributed.TLCWorker"),
+        (simulation, "tlc2.TLC"),
+    ):
+        assert command[:2] == head
+        cp = command.index("-cp")
+        assert command[cp + 1 : cp + 3] == ["/t/tla2tools.jar", main_class]
+    assert "-workers" not in server and "-workers" not in simulation
+    assert server[-1] == "M.tla" and server[-3:-1] == ["-config", "M.cfg"]
+    assert worker[-1] == "10.0.0.1" and "-Dtlc2.tool.distributed.TLCWorker.threadCount=3" in worker
+    assert simulation[-2:] == ["-deadlock", "M.tla"]
+    assert simulation[simulation.index("-simulate") + 1] == "num=2"
+    assert simulation[simulation.index("-depth") + 1] == "9"
 
 
 @pytest.mark.tlc

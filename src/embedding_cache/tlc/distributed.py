@@ -46,7 +46,7 @@ from .jar import TlcSetupError, locate_jar, locate_java
 from .manifest import Model
 from .output import Outcome, TlcOutput, parse_output, parse_trace
 from .process import JavaProcess, LineSink
-from .runner import HARD_TIMEOUT_FACTOR, ModelResult, judge
+from .runner import HARD_TIMEOUT_FACTOR, ModelResult, java_command, judge, tlc_invocation
 
 #: TLC's default RMI registry port (TLCServer.Port).
 DEFAULT_PORT = 10997
@@ -143,22 +143,17 @@ def server_command(
 ) -> list[str]:
     """The command line of a TLC server checking ``spec`` with ``config``
     (run it inside the tla/ directory)."""
-    command = [
-        str(java),
-        "-XX:+UseParallelGC",
-        *_properties(port, hostname),
-        "-cp",
-        str(jar),
-        "tlc2.tool.distributed.TLCServer",
-        "-metadir",
-        str(metadir),
-        "-config",
+    return tlc_invocation(
+        java,
+        jar,
+        spec,
         config,
-    ]
-    if not check_deadlock:
-        command.append("-deadlock")
-    command.append(spec)
-    return command
+        workers=None,
+        metadir=metadir,
+        check_deadlock=check_deadlock,
+        main_class="tlc2.tool.distributed.TLCServer",
+        properties=_properties(port, hostname),
+    )
 
 
 def worker_command(
@@ -174,15 +169,7 @@ def worker_command(
     props = _properties(port, hostname)
     if threads is not None:
         props.append(f"-D{THREADS_PROPERTY}={threads}")
-    return [
-        str(java),
-        "-XX:+UseParallelGC",
-        *props,
-        "-cp",
-        str(jar),
-        "tlc2.tool.distributed.TLCWorker",
-        server,
-    ]
+    return [*java_command(java, jar, "tlc2.tool.distributed.TLCWorker", props), server]
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Run TLC: ``run_tlc`` is the package's one launcher (the ``tlc`` command, the
 state-graph dump and trace validation use it); ``run_model`` runs one model of
-the manifest with it and judges the result against the model's expectation."""
+the manifest with it and judges the result against the model's expectation.
+``tlc_invocation`` (over ``java_command``) builds every TLC command line the
+package starts, the simulator's and the distributed server's and workers' too."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,34 +68,54 @@ def tlc_command(java: Path, jar: Path, model: Model, workers: int, metadir: Path
     )
 
 
+def java_command(
+    java: Path, jar: Path, main_class: str, properties: Sequence[str] = ()
+) -> list[str]:
+    """``java`` running ``main_class`` from the TLC jar, with ``-D`` ``properties``.
+
+    The start of every TLC command line in the package (``tlc_invocation``,
+    and the distributed worker, which checks no spec of its own).
+    """
+    return [
+        str(java),
+        "-XX:+UseParallelGC",  # TLC's recommended collector for throughput
+        *properties,
+        "-cp",
+        str(jar),
+        main_class,
+    ]
+
+
 def tlc_invocation(
     java: Path,
     jar: Path,
     spec: str,
     config: str,
     *,
-    workers: int,
+    workers: int | None,
     metadir: Path,
     check_deadlock: bool = True,
     dump: Path | None = None,
+    mode: Sequence[str] = (),
+    main_class: str = "tlc2.TLC",
+    properties: Sequence[str] = (),
 ) -> list[str]:
-    """The one way this package starts TLC: check ``spec`` (a root module file) with
-    ``config``, both relative to the directory TLC runs in.
+    """The one way this package starts TLC on a spec: check ``spec`` (a root module
+    file) with ``config``, both relative to the directory TLC runs in.
 
-    ``dump`` asks TLC to write the state graph there (``-dump dot,actionlabels``).
+    ``dump`` asks TLC to write the state graph there (``-dump dot,actionlabels``);
+    ``mode`` adds a mode's own options (``simulate.simulation_command``);
+    ``main_class`` and ``properties`` start the distributed server instead
+    (``distributed.server_command``); ``workers=None`` leaves ``-workers`` out
+    (the server's workers are processes; a simulation runs one thread).
     """
-    command = [
-        str(java),
-        "-XX:+UseParallelGC",  # TLC's recommended collector for throughput
-        "-cp",
-        str(jar),
-        "tlc2.TLC",
-    ]
+    command = java_command(java, jar, main_class, properties)
     if dump is not None:
         command += ["-dump", "dot,actionlabels", str(dump)]
+    command += list(mode)
+    if workers is not None:
+        command += ["-workers", str(workers)]
     command += [
-        "-workers",
-        str(workers),
         "-metadir",
         str(metadir),  # keep TLC's states/ out of the source tree
         "-config",

@@ -60,7 +60,7 @@ from .jar import locate_jar, locate_java
 from .manifest import PASS, Model
 from .output import TlcOutput, parse_output
 from .process import JavaProcess, LineSink
-from .runner import judge
+from .runner import judge, tlc_invocation
 
 #: The result's ``mode`` in JSON.
 MODE = "simulate"
@@ -249,28 +249,16 @@ def simulation_command(
     check_deadlock: bool = True,
 ) -> list[str]:
     """The command line of one simulation batch (run it inside the tla/ directory)."""
-    command = [
-        str(java),
-        "-XX:+UseParallelGC",
-        "-cp",
-        str(jar),
-        "tlc2.TLC",
-        "-simulate",
-        f"num={traces}",
-        "-depth",
-        str(depth),
-        "-seed",
-        str(seed),
-        "-metadir",
-        str(metadir),
-        "-config",
+    return tlc_invocation(
+        java,
+        jar,
+        spec,
         config,
-        "-nowarning",
-    ]
-    if not check_deadlock:
-        command.append("-deadlock")
-    command.append(spec)
-    return command
+        workers=None,  # the simulator runs one thread
+        metadir=metadir,
+        check_deadlock=check_deadlock,
+        mode=["-simulate", f"num={traces}", "-depth", str(depth), "-seed", str(seed), "-nowarning"],
+    )
 
 
 @dataclass
