@@ -8,7 +8,8 @@
 # ./mutants (a copy of the project, git-ignored) and keeps its results there,
 # so a second run re-tests only what changed. Survivors and why each is
 # acceptable: mutation/SURVIVORS.md. MAX_CHILDREN (default 2) sets the workers.
-# Takes about an hour on 2 cores: not a CI job.
+# Takes about an hour on 2 cores: not a CI job. Ends with mutation/score.py:
+# the score, and whether SURVIVORS.md explains every survivor (exit 1 if not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +22,4 @@ export HYPOTHESIS_PROFILE=ci
 cli=(python mutation/mutmut_cli.py)
 "${cli[@]}" run --max-children "${MAX_CHILDREN:-2}" "$@"
 "${cli[@]}" results
+python mutation/score.py

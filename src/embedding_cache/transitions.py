@@ -85,7 +85,7 @@ def get(s: CacheState, key: str) -> CacheEntry | None:
     Raises:
         TypeError: ``key`` is not a str.
     """
-    if type(key) is not str and not isinstance(key, str):
+    if not isinstance(key, str):
         raise _bad_key(key, "get")  # before the lookup: a foreign key may equal a live one
     return s.entries.get(key)
 
@@ -178,7 +178,7 @@ def mark_ready(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         AlreadyReadyError: the entry is already ready or pinned (an AssertionError).
     """
-    if type(key) is not str and not isinstance(key, str):
+    if not isinstance(key, str):
         raise _bad_key(key, "mark_ready")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
@@ -201,7 +201,7 @@ def pin(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         NotReadyError: the entry is not ready (an AssertionError).
     """
-    if type(key) is not str and not isinstance(key, str):
+    if not isinstance(key, str):
         raise _bad_key(key, "pin")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
@@ -222,7 +222,7 @@ def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
     Raises:
         TypeError: ``key`` is not a str.
     """
-    if type(key) is not str and not isinstance(key, str):
+    if not isinstance(key, str):
         raise _bad_key(key, "pin_if_ready")  # before the lookup, as in get
     entry = s.entries.get(key)
     if entry is None:
@@ -258,7 +258,7 @@ def unpin(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         NotPinnedError: the entry holds no pin (an AssertionError).
     """
-    if type(key) is not str and not isinstance(key, str):
+    if not isinstance(key, str):
         raise _bad_key(key, "unpin")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
@@ -287,7 +287,7 @@ def discard(s: CacheState, key: str) -> None:
         UnknownKeyError: ``key`` has no live entry (a KeyError).
         DiscardHeldError: the entry is ready or pinned (an AssertionError).
     """
-    if type(key) is not str and not isinstance(key, str):
+    if not isinstance(key, str):
         raise _bad_key(key, "discard")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
