@@ -16,7 +16,7 @@ import random
 import pytest
 
 from embedding_cache import CHECKED
-from embedding_cache.free_blocks import FreeBlocks, FreeStack, make_free_pool
+from embedding_cache.free_blocks import FIT_SCAN, FreeBlocks, FreeStack, make_free_pool
 
 
 def _map_agrees(fb: FreeBlocks, num_blocks: int) -> None:
@@ -123,19 +123,19 @@ def _own_class_pool(fits_at: int) -> tuple[FreeBlocks, tuple[int, ...]]:
     return fb, three
 
 
-@pytest.mark.parametrize("fits_at", [0, 1, 16])
+@pytest.mark.parametrize("fits_at", [0, 1, FIT_SCAN - 1])
 def test_a_take_fits_whole_in_a_long_enough_extent_of_its_own_class(fits_at: int) -> None:
     fb, three = _own_class_pool(fits_at)
     assert fb.take(3) == three
 
 
-def test_the_own_class_scan_gives_up_after_seventeen_extents() -> None:
-    # The one extent that fits is the 18th of its class: the bounded scan does not
-    # reach it, so the ids are gathered from the largest extents instead.
-    fb, three = _own_class_pool(17)
+def test_the_own_class_scan_gives_up_after_fit_scan_extents() -> None:
+    # The one extent that fits is the (FIT_SCAN + 1)th of its class: the bounded scan
+    # does not reach it, so the ids are gathered from the longest extents instead.
+    fb, three = _own_class_pool(FIT_SCAN)
     got = fb.take(3)
     assert len(got) == 3 and got != three
-    assert len(fb) == 2 * 17 + 3 - 3
+    assert len(fb) == 2 * FIT_SCAN + 3 - 3
 
 
 def test_the_extents_pool_tracks_membership_exactly_in_the_checked_builds() -> None:

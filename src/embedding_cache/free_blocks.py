@@ -5,10 +5,12 @@ descriptor, so an entry whose ids form one run costs one descriptor instead
 of one per block. The seed keeps free ids on a LIFO stack, which scatters
 them (5.78 runs per multi-block entry on the shared op mix). Here the free
 ids are kept as maximal *extents* [start, end): freeing merges a run with
-its free neighbours in O(1), and allocating carves ``n`` ids from the front
-of the smallest extent that holds them (segregated fit over power-of-two
-size classes), so entries come out as one run whenever any free extent is
-long enough, and fragments stay rare.
+its free neighbours in O(1), and allocating carves ``n`` ids from the back
+of the shortest extent that holds them (best fit, bounded to ``FIT_SCAN``
+extents of a power-of-two size class), so entries come out as one run
+whenever a free extent is long enough, and the long extents stay whole.
+When none is, the longest extents are taken whole until the rest fits in
+one, and the rest is carved by best fit again.
 
 Every operation costs O(runs touched + log2 of the pool size) plus the
 O(n) C-level slice that hands out the ids; nothing walks the whole pool
@@ -24,18 +26,21 @@ Both implement ``FreePool``; the transitions, the alloc contract
 (``plan_take``) and the discard contract (``just_freed``) use only that.
 
 Measured (``embedding-cache bench --beyond-seed``; fifo, the shared op mix):
-extents give 4.00 runs per multi-block entry against the stack's 5.78, at
+extents give 3.17 runs per multi-block entry against the stack's 5.78, at
 about twice the stack's time per alloc (pure-Python dictionaries against a
-C-level list slice). With a full pool an alloc frees exactly what it needs
-from wherever the policy's victims lie, so contiguity is bounded by how
-scattered the victims are, not by the allocator: choosing, at every alloc,
-the fewest runs that cover n (largest free extents first, after the
-victims' blocks are freed) still gives 3.88 runs; best-, first- (address
-ordered), worst- and next-fit all measured between 3.9 and 5.2.
+C-level list slice). Best fit matters: cutting the rest from the longest
+extent instead gave 4.00, and choosing at every alloc the fewest runs that
+cover n (longest first) 3.88, because it splits long extents that later
+allocs needed whole. Under the spec's eviction rule (evict only while fewer
+than n ids are free, victims in the policy's order) no allocator reaches
+one run per entry: an alloc frees exactly what it needs from wherever the
+policy's victims lie (spec/SPEC.md section 10 has what relaxing that rule
+would buy).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
@@ -43,6 +48,9 @@ from .build import CHECKED
 
 #: A run of consecutive block ids [start, end).
 Run = tuple[int, int]
+
+#: How many extents of one size class ``FreeBlocks._fit`` compares (bounded best fit).
+FIT_SCAN = 16
 
 #: Enough 1-bytes for most runs, so marking a run free copies a slice.
 _ONES = b"\x01" * 4096
@@ -218,31 +226,32 @@ class FreeBlocks:
     def take(self, n: int) -> tuple[int, ...]:
         """Allocate ``n`` <= len(self) ids, ascending, in as few runs as the extents allow.
 
-        One run whenever an extent of >= n ids exists: the back of an extent
-        from the smallest size class that guarantees n (good fit), else the
-        first extent of n's own class that is long enough; otherwise whole
-        extents from the largest class down until n are gathered.
-        O(log pool + runs) plus the ids' materialisation.
+        One run whenever an extent of >= n ids is found: the back of the
+        shortest one that fits (``_fit``). Otherwise whole extents, longest
+        first, until the rest fits in one extent, which is then carved from
+        the shortest that fits, so the long extents left stay whole.
+        O(runs x (log pool + FIT_SCAN)) plus the ids' materialisation.
         """
         if n <= 0:
             return ()
-        start = self._fit(n)
-        if start is not None:
-            end = self._by_start[start]
-            if end - start == n:
-                self._remove(start)
-            else:
-                self._shrink(start, end, end - n)
-            return self._ids[end - n : end]
         runs: list[Run] = []
         need = n
-        while need:
-            c = self._mask.bit_length() - 1  # the largest class left
-            start = next(iter(self._classes[c]))
+        while True:
+            start = self._fit(need)
+            if start is not None:  # the rest fits in one extent
+                end = self._by_start[start]
+                if end - start == need:
+                    self._remove(start)
+                else:
+                    self._shrink(start, end, end - need)
+                if need == n:  # one run: the common case, no gathering
+                    return self._ids[end - n : end]
+                runs.append((end - need, end))
+                break
+            # No extent holds the rest, so the longest (the first of the top class,
+            # which _fit looked at if that class is the rest's own) is shorter: take it whole.
+            start = next(iter(self._classes[self._mask.bit_length() - 1]))
             end = self._remove(start)
-            if end - start > need:
-                self._insert(start + need, end)
-                end = start + need
             runs.append((start, end))
             need -= end - start
         runs.sort()
@@ -253,21 +262,39 @@ class FreeBlocks:
         return ids
 
     def _fit(self, n: int) -> int | None:
-        """Start of an extent holding >= n ids, or None. O(log pool) (+ a short scan)."""
-        need_class = (n - 1).bit_length()  # every extent of this class or above holds n
-        above = self._mask >> need_class
-        if above:
-            c = need_class + (above & -above).bit_length() - 1
-            return next(iter(self._classes[c]))
-        c = need_class - 1  # n's own class: lengths in [2**c, 2**(c+1)), some may hold n
-        if c >= 0 and self._mask >> c & 1:
-            by_start = self._by_start
-            for tried, start in enumerate(self._classes[c]):
-                if by_start[start] - start >= n:
-                    return start
-                if tried >= 16:  # bounded: fall back to gathering runs
-                    break
-        return None
+        """Start of the shortest extent holding >= ``n`` >= 1 ids among those looked at, or None.
+
+        Best fit, bounded: among the first ``FIT_SCAN`` extents of n's own size
+        class, the shortest that holds n (an exact fit ends the look); if none
+        does, the shortest of the first ``FIT_SCAN`` of the smallest non-empty
+        class above, every one of which holds n. Carving from the shortest
+        extent that fits keeps the long ones whole for later allocs (the
+        module docstring's figures). O(log pool + FIT_SCAN).
+        """
+        mask = self._mask
+        c = n.bit_length() - 1  # n's own class: extents of 2**c .. 2**(c+1)-1 ids
+        if mask >> c & 1:
+            start = self._shortest(self._classes[c], n)
+            if start is not None:
+                return start
+        above = mask >> (c + 1)
+        if not above:
+            return None
+        return self._shortest(self._classes[c + (above & -above).bit_length()], n)
+
+    def _shortest(self, members: dict[int, None], n: int) -> int | None:
+        """The start of the shortest extent of >= n ids among the first ``FIT_SCAN`` of
+        ``members`` (a size class), or None. O(FIT_SCAN)."""
+        by_start = self._by_start
+        best: int | None = None
+        best_length = 0
+        for start in itertools.islice(members, FIT_SCAN):
+            length = by_start[start] - start
+            if length == n:
+                return start
+            if length > n and (best is None or length < best_length):
+                best, best_length = start, length
+        return best
 
     def copy(self, *, with_map: bool = True) -> FreeBlocks:
         """An independent copy. O(extents), plus O(N) for the membership map."""
