@@ -209,3 +209,10 @@ def test_cli_sections_and_default_bench_are_told_apart() -> None:
             main(argv)
     with pytest.raises(ValueError, match="sections"):
         beyond.Options(sections=("speedup",))
+
+
+def test_a_tiny_miss_never_reads_as_zero() -> None:
+    from embedding_cache.bench.report import _margin
+
+    assert _margin(0.33) == "0.33" and _margin(1.005) == "1.00"
+    assert _margin(0.0002) == "0.0002" and float(_margin(0.004)) > 0

@@ -128,6 +128,12 @@ def build_report(
     }
 
 
+def _margin(by: float) -> str:
+    """How far a target was missed: two decimals, or one significant digit when that
+    would print 0.00 (a miss must never read as no miss)."""
+    return f"{by:.2f}" if abs(by) >= 0.005 else f"{by:.1g}"
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """A bench table's lines: first column left-aligned, the numbers right-aligned."""
     return render_table(header, rows, numeric_right(len(header))).splitlines()
@@ -265,7 +271,7 @@ def render_policies(report: Mapping[str, Any]) -> str:
     if section["targets"]:
         lines.append("")
     for check in section["targets"]:
-        verdict = "met" if check["met"] else f"MISSED by {-check['margin']:.2f}x"
+        verdict = "met" if check["met"] else f"MISSED by {_margin(-check['margin'])}x"
         lines.append(
             f"target: {check['check']}: {check['policy']} {check['value']:.2f}x "
             f"({check['target']}): {verdict}"
@@ -420,7 +426,7 @@ def render_beyond_seed(report: Mapping[str, Any]) -> str:
         lines.append("")
     for check in report["targets"]:
         unit = check["unit"]
-        verdict = "met" if check["met"] else f"MISSED by {-check['margin']:.2f}{unit}"
+        verdict = "met" if check["met"] else f"MISSED by {_margin(-check['margin'])}{unit}"
         lines.append(
             f"target: {check['check']}: {check['policy']} {check['value']:.2f}{unit} "
             f"({check['target']}): {verdict}"
