@@ -146,3 +146,15 @@ def test_taking_nothing_changes_nothing() -> None:
     fb, _ = _pool_with_extents([1, 3])
     before = fb.extents()
     assert fb.take(0) == () and fb.extents() == before and len(fb) == 4
+
+
+def test_above_its_own_class_the_smallest_class_is_cut_not_the_largest() -> None:
+    fb, extents = _pool_with_extents([40, 9, 20])  # classes 5, 3, 4; none of class 1
+    assert fb.take(3) == extents[1][-3:]
+
+
+def test_of_equally_short_extents_the_first_is_cut() -> None:
+    fb, extents = _pool_with_extents([7, 6, 6])
+    assert fb.take(5) == extents[1][-5:]
+    fb, extents = _pool_with_extents([13, 10, 10])
+    assert fb.take(3) == extents[1][-3:]

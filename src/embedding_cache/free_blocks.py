@@ -41,6 +41,7 @@ would buy).
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
@@ -283,16 +284,16 @@ class FreeBlocks:
         return self._shortest(self._classes[c + (above & -above).bit_length()], n)
 
     def _shortest(self, members: dict[int, None], n: int) -> int | None:
-        """The start of the shortest extent of >= n ids among the first ``FIT_SCAN`` of
-        ``members`` (a size class), or None. O(FIT_SCAN)."""
+        """The start of the shortest extent of >= n ids (the first of equals) among the
+        first ``FIT_SCAN`` of ``members`` (a size class), or None. O(FIT_SCAN)."""
         by_start = self._by_start
         best: int | None = None
-        best_length = 0
+        best_length = sys.maxsize
         for start in itertools.islice(members, FIT_SCAN):
             length = by_start[start] - start
-            if length == n:
+            if length == n:  # exact: nothing fits better
                 return start
-            if length > n and (best is None or length < best_length):
+            if n < length < best_length:
                 best, best_length = start, length
         return best
 
