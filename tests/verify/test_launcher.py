@@ -45,6 +45,7 @@ def test_command_line() -> None:
     assert base == [
         "/j/java",
         "-XX:+UseParallelGC",
+        "-Djava.io.tmpdir=/m",  # TLC unpacks TLC.tla etc. there: its own, not a shared /tmp
         "-cp",
         "/t/tla2tools.jar",
         "tlc2.TLC",
@@ -59,7 +60,7 @@ def test_command_line() -> None:
     dump = tlc_invocation(
         java, jar, "M.tla", "M.cfg", workers=1, metadir=meta, check_deadlock=False, dump=Path("g")
     )
-    assert dump[5:8] == ["-dump", "dot,actionlabels", "g"]
+    assert dump[6:9] == ["-dump", "dot,actionlabels", "g"]
     assert dump[-2:] == ["-deadlock", "M.tla"]
 
 
@@ -68,7 +69,9 @@ def test_every_tlc_command_line_starts_the_same_way() -> None:
     java, jar, meta = Path("/j/java"), Path("/t/tla2tools.jar"), Path("/m")
     head = ["/j/java", "-XX:+UseParallelGC"]
     server = server_command(java, jar, "M.tla", "M.cfg", port=1, hostname=None, metadir=meta)
-    worker = worker_command(java, jar, "10.0.0.1", port=1, hostname="h", threads=3)
+    worker = worker_command(
+        java, jar, "10.0.0.1", port=1, hostname="h", threads=3, tmpdir=Path("/w")
+    )
     simulation = simulation_command(
         java, jar, "M.tla", "M.cfg", depth=9, seed=4, traces=2, metadir=meta, check_deadlock=False
     )
@@ -81,6 +84,10 @@ def test_every_tlc_command_line_starts_the_same_way() -> None:
         cp = command.index("-cp")
         assert command[cp + 1 : cp + 3] == ["/t/tla2tools.jar", main_class]
     assert "-workers" not in server and "-workers" not in simulation
+    # Each TLC process unpacks the standard modules into a directory of its own: two
+    # processes sharing /tmp race on TLC.tla (one deletes it while the other parses it).
+    assert "-Djava.io.tmpdir=/m" in server and "-Djava.io.tmpdir=/m" in simulation
+    assert "-Djava.io.tmpdir=/w" in worker
     assert server[-1] == "M.tla" and server[-3:-1] == ["-config", "M.cfg"]
     assert worker[-1] == "10.0.0.1" and "-Dtlc2.tool.distributed.TLCWorker.threadCount=3" in worker
     assert simulation[-2:] == ["-deadlock", "M.tla"]

@@ -164,12 +164,15 @@ def worker_command(
     port: int,
     hostname: str | None,
     threads: int | None,
+    tmpdir: Path | None = None,
 ) -> list[str]:
-    """The command line of a TLC worker joining the server at ``server``."""
+    """The command line of a TLC worker joining the server at ``server``; ``tmpdir``:
+    its own ``java.io.tmpdir`` (``runner.java_command``: TLC processes must not share one)."""
     props = _properties(port, hostname)
     if threads is not None:
         props.append(f"-D{THREADS_PROPERTY}={threads}")
-    return [*java_command(java, jar, "tlc2.tool.distributed.TLCWorker", props), server]
+    worker = java_command(java, jar, "tlc2.tool.distributed.TLCWorker", props, tmpdir=tmpdir)
+    return [*worker, server]
 
 
 @dataclass
@@ -298,6 +301,8 @@ def run_distributed(
                     server.text,
                 )
             for i in range(workers):
+                worker_tmp = Path(metadir) / f"worker{i + 1}"
+                worker_tmp.mkdir()
                 local.append(
                     JavaProcess(
                         worker_command(
@@ -307,6 +312,7 @@ def run_distributed(
                             port=port,
                             hostname=hostname,
                             threads=worker_threads,
+                            tmpdir=worker_tmp,
                         ),
                         label=f"{model.name}/worker{i + 1}",
                         on_line=on_line,
@@ -380,11 +386,23 @@ def run_worker(
     """
     java = locate_java() if java is None else java
     jar = locate_jar() if jar is None else jar
-    worker = JavaProcess(
-        worker_command(java, jar, host, port=port, hostname=hostname, threads=threads),
-        label="worker",
-        on_line=on_line,
-    )
+    with tempfile.TemporaryDirectory(prefix="tlc-worker-") as tmp:
+        return _work(
+            JavaProcess(
+                worker_command(
+                    java, jar, host, port=port, hostname=hostname, threads=threads, tmpdir=Path(tmp)
+                ),
+                label="worker",
+                on_line=on_line,
+            ),
+            host,
+            port,
+            connect_timeout,
+        )
+
+
+def _work(worker: JavaProcess, host: str, port: int, connect_timeout: float) -> int:
+    """Wait for ``worker`` to join the server at ``host:port``, then until it ends."""
     try:
         if worker.wait_for(_WORKER_READY, connect_timeout) is None:
             if worker.proc.poll() is not None and not any(

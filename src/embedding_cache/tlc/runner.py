@@ -69,16 +69,28 @@ def tlc_command(java: Path, jar: Path, model: Model, workers: int, metadir: Path
 
 
 def java_command(
-    java: Path, jar: Path, main_class: str, properties: Sequence[str] = ()
+    java: Path,
+    jar: Path,
+    main_class: str,
+    properties: Sequence[str] = (),
+    *,
+    tmpdir: Path | None = None,
 ) -> list[str]:
     """``java`` running ``main_class`` from the TLC jar, with ``-D`` ``properties``.
 
     The start of every TLC command line in the package (``tlc_invocation``,
-    and the distributed worker, which checks no spec of its own).
+    and the distributed worker, which checks no spec of its own). ``tmpdir``
+    becomes the process's ``java.io.tmpdir``: TLC 2.15 copies the standard
+    modules it parses (TLC.tla, Naturals.tla, ...) out of the jar into that
+    directory and deletes them on exit, so two TLC processes sharing /tmp
+    race, and one fails to parse ("Module-Table lookup failure") when the
+    other deletes TLC.tla under it. Every process gets its own directory.
     """
+    own_tmp = [] if tmpdir is None else [f"-Djava.io.tmpdir={tmpdir}"]
     return [
         str(java),
         "-XX:+UseParallelGC",  # TLC's recommended collector for throughput
+        *own_tmp,
         *properties,
         "-cp",
         str(jar),
@@ -109,7 +121,8 @@ def tlc_invocation(
     (``distributed.server_command``); ``workers=None`` leaves ``-workers`` out
     (the server's workers are processes; a simulation runs one thread).
     """
-    command = java_command(java, jar, main_class, properties)
+    # metadir is a fresh directory per run: the extracted standard modules go there too.
+    command = java_command(java, jar, main_class, properties, tmpdir=metadir)
     if dump is not None:
         command += ["-dump", "dot,actionlabels", str(dump)]
     command += list(mode)
