@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from .config import read_config
-from .jar import TlcSetupError, locate_jar, locate_java
+from .jar import TlcSetupError, java_command, locate_jar, locate_java
 from .manifest import Model
 from .output import Outcome, TlcOutput, parse_output, parse_trace
 from .process import JavaProcess, LineSink
-from .runner import HARD_TIMEOUT_FACTOR, ModelResult, java_command, judge, tlc_invocation
+from .runner import HARD_TIMEOUT_FACTOR, ModelResult, judge, tlc_invocation
 
 #: TLC's default RMI registry port (TLCServer.Port).
 DEFAULT_PORT = 10997

