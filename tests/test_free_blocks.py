@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from free_pools import pool_with_extents
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -109,52 +110,39 @@ def test_free_stack_is_the_seeds_lifo() -> None:
 # -- bounded best fit ------------------------------------------------------------------
 
 
-def _pool_with_extents(lengths: list[int]) -> tuple[FreeBlocks, list[tuple[int, ...]]]:
-    """A pool whose free extents have ``lengths``, in that order, one used id apart."""
-    fb = FreeBlocks(sum(lengths) + len(lengths))
-    everything = fb.take(len(fb))
-    extents, at = [], 0
-    for length in lengths:
-        extents.append(everything[at : at + length])
-        at += length + 1
-    for ids in extents:
-        fb.give(ids)
-    return fb, extents
-
-
 def test_the_shortest_fitting_extent_of_the_own_class_is_cut() -> None:
-    fb, extents = _pool_with_extents([7, 6, 5])  # all of class 2
+    fb, extents = pool_with_extents([7, 6, 5])  # all of class 2
     assert fb.take(5) == extents[2]  # exact fit
-    fb, extents = _pool_with_extents([7, 6, 4])
+    fb, extents = pool_with_extents([7, 6, 4])
     assert fb.take(5) == extents[1][-5:]  # 6 is the shortest that holds 5
     assert fb.extents()[0] == (extents[0][0], extents[0][-1] + 1)  # the 7 stays whole
 
 
 def test_above_its_own_class_the_shortest_extent_is_cut() -> None:
-    fb, extents = _pool_with_extents([15, 9, 12])  # class 3: every one holds 3
+    fb, extents = pool_with_extents([15, 9, 12])  # class 3: every one holds 3
     assert fb.take(3) == extents[1][-3:]
 
 
 def test_gathering_takes_the_longest_whole_then_the_best_fit_for_the_rest() -> None:
-    fb, extents = _pool_with_extents([3, 5, 2])  # no extent holds 7
+    fb, extents = pool_with_extents([3, 5, 2])  # no extent holds 7
     got = fb.take(7)
     assert got == tuple(sorted(extents[1] + extents[2]))  # 5 whole, then the 2 fits exactly
     assert [b - a for a, b in fb.extents()] == [3]  # the 3 stays whole
 
 
 def test_taking_nothing_changes_nothing() -> None:
-    fb, _ = _pool_with_extents([1, 3])
+    fb, _ = pool_with_extents([1, 3])
     before = fb.extents()
     assert fb.take(0) == () and fb.extents() == before and len(fb) == 4
 
 
 def test_above_its_own_class_the_smallest_class_is_cut_not_the_largest() -> None:
-    fb, extents = _pool_with_extents([40, 9, 20])  # classes 5, 3, 4; none of class 1
+    fb, extents = pool_with_extents([40, 9, 20])  # classes 5, 3, 4; none of class 1
     assert fb.take(3) == extents[1][-3:]
 
 
 def test_of_equally_short_extents_the_first_is_cut() -> None:
-    fb, extents = _pool_with_extents([7, 6, 6])
+    fb, extents = pool_with_extents([7, 6, 6])
     assert fb.take(5) == extents[1][-5:]
-    fb, extents = _pool_with_extents([13, 10, 10])
+    fb, extents = pool_with_extents([13, 10, 10])
     assert fb.take(3) == extents[1][-3:]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from free_pools import pool_with_extents
 
 from embedding_cache import CHECKED
 from embedding_cache.free_blocks import FIT_SCAN, FreeBlocks, FreeStack, make_free_pool
@@ -110,17 +111,8 @@ def test_a_copy_keeps_tracking_exactly() -> None:
 def _own_class_pool(fits_at: int) -> tuple[FreeBlocks, tuple[int, ...]]:
     """Free extents of 2 ids (class 1), with one of 3 ids (class 1 too) in place
     ``fits_at`` of the class; 3 ids of no larger class are free."""
-    fb = FreeBlocks(3 * (fits_at + 1) + 1)
-    everything = fb.take(len(fb))
-    three: tuple[int, ...] = ()
-    for i in range(fits_at + 1):
-        start = 3 * i
-        if i == fits_at:
-            three = everything[start : start + 3]
-            fb.give(three)
-        else:
-            fb.give(everything[start : start + 2])
-    return fb, three
+    fb, extents = pool_with_extents([2] * fits_at + [3])
+    return fb, extents[-1]
 
 
 @pytest.mark.parametrize("fits_at", [0, 1, FIT_SCAN - 1])

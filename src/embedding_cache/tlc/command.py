@@ -16,7 +16,7 @@ from .process import LineSink
 from .report import failure_report, results_table, run_json
 from .repro import reproduce
 from .runner import ModelResult, run_model
-from .simulate import run_simulation
+from .simulate import can_simulate, run_simulation
 
 #: Exit codes: all models met expectations / some did not / could not run.
 EXIT_OK, EXIT_FAILED, EXIT_SETUP = 0, 1, 2
@@ -187,15 +187,15 @@ def _simulate(
 
     Liveness models are left out, saying so: their properties need fairness
     over infinite behaviours, and their configs name each key, so they do not
-    scale (``simulate.is_simulated_bug``).
+    scale (``simulate.can_simulate``).
     """
     for m in models:
-        if "liveness" in m.tags:
+        if not can_simulate(m):
             print(
                 f"embedding-cache tlc --simulate: {m.name} not simulated (a liveness model)",
                 file=sys.stderr,
             )
-    models = [m for m in models if "liveness" not in m.tags]
+    models = [m for m in models if can_simulate(m)]
     sims = [
         run_simulation(
             m,

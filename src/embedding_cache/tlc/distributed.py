@@ -167,7 +167,7 @@ def worker_command(
     tmpdir: Path | None = None,
 ) -> list[str]:
     """The command line of a TLC worker joining the server at ``server``; ``tmpdir``:
-    its own ``java.io.tmpdir`` (``runner.java_command``: TLC processes must not share one)."""
+    its own ``java.io.tmpdir`` (``jar.java_command``: TLC processes must not share one)."""
     props = _properties(port, hostname)
     if threads is not None:
         props.append(f"-D{THREADS_PROPERTY}={threads}")

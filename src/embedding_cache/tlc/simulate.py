@@ -217,10 +217,15 @@ class SimulationModel:
         return simulation_plan(self.base.name)
 
 
+def can_simulate(model: Model) -> bool:
+    """False for a liveness model (tag ``liveness``): its properties need fairness
+    over infinite behaviours, and its config names each key (module docstring)."""
+    return "liveness" not in model.tags
+
+
 def is_simulated_bug(model: Model) -> bool:
-    """True for a bug model that simulation must catch: tag ``bug``, not
-    ``liveness`` (see the module's docstring)."""
-    return "bug" in model.tags and "liveness" not in model.tags
+    """True for a bug model that simulation must catch: tag ``bug``, and simulable."""
+    return "bug" in model.tags and can_simulate(model)
 
 
 def simulation_models(models: list[Model]) -> list[SimulationModel]:
