@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from embedding_cache.text_table import numeric_right, render_table  # noqa: E402
+from embedding_cache_checker.text_table import numeric_right, render_table  # noqa: E402
 
 #: mutmut 3's exit codes (mutmut/__main__.py, ``exit_code_to_status``), by what they mean here.
 KILLED_CODES = frozenset({1, 3})

@@ -18,8 +18,8 @@ import functools
 from typing import Any, NamedTuple
 
 from embedding_cache import EVICTION_POLICIES, CacheEntry, EmbeddingCache, GdsfPolicy
-from embedding_cache.abstraction import PolicyView, policy_view
 from embedding_cache.policies import PolicySpec
+from embedding_cache_checker.abstraction import PolicyView, policy_view
 
 #: id -> the ``eviction=`` argument: every registered policy by name, and small-parameter gdsf.
 POLICY_CASES: dict[str, PolicySpec] = {

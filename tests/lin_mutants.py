@@ -6,7 +6,7 @@ returns a subclass whose ``method`` is that copy: the cache exactly as
 written, minus one critical section. Built from the source, the copies
 follow ``cache.py`` as it changes. The mutants that break atomicity in other
 ways (an operation split across two acquisitions, a read-then-write with a
-window) are in ``embedding_cache.verify.lin.mutants``.
+window) are in ``embedding_cache_checker.verify.lin.mutants``.
 """
 
 from __future__ import annotations

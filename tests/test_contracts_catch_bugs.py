@@ -1,6 +1,6 @@
 """Non-vacuity: every verification layer catches the planted bugs, naming what broke.
 
-The bugs come from the one catalogue, ``embedding_cache.verify.planted``
+The bugs come from the one catalogue, ``embedding_cache_checker.verify.planted``
 (``PLANTED``): broken copies of the shared transitions, a bug under every
 policy, and broken subclasses of each policy's order rule.
 
@@ -43,10 +43,10 @@ from embedding_cache import (
     contracts,
     invariants,
 )
-from embedding_cache.abstraction import abstract_state
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy
 from embedding_cache.state import CacheState
-from embedding_cache.verify.planted import PLANTED, PlantedBug, core, pairs, run_witness
+from embedding_cache_checker.abstraction import abstract_state
+from embedding_cache_checker.verify.planted import PLANTED, PlantedBug, core, pairs, run_witness
 
 checked_only = pytest.mark.skipif(
     not embedding_cache.CHECKED, reason="contracts exist only in the checked builds"

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
+
+import embedding_cache
 
 #: A child prelude: make importing any of HIDDEN fail as if it were not installed.
 _HIDE = textwrap.dedent(
@@ -93,7 +98,7 @@ def test_a_command_without_its_tools_names_its_extra_in_one_line(
     result = _child(
         f"""
         import sys
-        from embedding_cache import cli
+        from embedding_cache_checker import cli
         sys.exit(cli.main({argv!r}))
         """,
         hidden=hidden,
@@ -109,7 +114,7 @@ def test_the_default_build_benches_need_no_extra() -> None:
     """``bench --policies`` and ``--beyond-seed`` time the default build only."""
     result = _child(
         """
-        from embedding_cache import cli
+        from embedding_cache_checker import cli
         args = cli.build_parser().parse_args(["bench", "--construction"])
         print(cli.missing_requirement(args))
         args = cli.build_parser().parse_args(["bench", "--policies"])
@@ -130,3 +135,62 @@ def test_a_plain_install_brings_no_other_distribution() -> None:
     assert project.get("dependencies", []) == []
     extras = project["optional-dependencies"]
     assert {"checked", "verify", "plot", "test"} <= set(extras)
+
+
+def test_the_runtime_folder_copied_alone_imports_and_runs(tmp_path: Path) -> None:
+    """An engine vendors the cache by copying src/embedding_cache/: that copy alone,
+    without site-packages (``python -S``), imports every submodule and serves calls."""
+    runtime = Path(embedding_cache.__file__).parent
+    shutil.copytree(
+        runtime, tmp_path / "embedding_cache", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    program = textwrap.dedent(
+        """
+        import importlib, json, pkgutil, sys
+        sys.path.insert(0, sys.argv[1])
+        before = set(sys.modules)
+        import embedding_cache
+        walk = pkgutil.walk_packages(embedding_cache.__path__, "embedding_cache.")
+        names = [m.name for m in walk]
+        for name in names:
+            importlib.import_module(name)
+        for eviction in embedding_cache.EVICTION_POLICIES:
+            for allocator in embedding_cache.ALLOCATORS:
+                cache = embedding_cache.EmbeddingCache(8, eviction=eviction, allocator=allocator)
+                assert cache.alloc("a", 3) is not None
+                cache.mark_ready("a"); cache.pin("a"); cache.unpin("a")
+                assert cache.alloc("b", 8) is not None and cache.get("a") is None
+                cache.check()
+        loaded = {m.split(".")[0] for m in set(sys.modules) - before}
+        print(json.dumps({
+            "file": embedding_cache.__file__,
+            "modules": len(names),
+            "foreign": sorted(loaded - set(sys.stdlib_module_names) - {"embedding_cache"}),
+        }))
+        """
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "EMBEDDING_CACHE_CHECKED"}
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", program, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["file"].startswith(str(tmp_path))
+    assert report["foreign"] == []
+    assert report["modules"] >= 10
+
+
+def test_the_runtime_package_never_names_the_checker() -> None:
+    """No module of the runtime imports (or mentions in code) the checker package."""
+    runtime = Path(embedding_cache.__file__).parent
+    offenders = [
+        str(path.relative_to(runtime))
+        for path in runtime.rglob("*.py")
+        if re.search(r"^\s*(from|import)\s+embedding_cache_checker", path.read_text(), re.M)
+    ]
+    assert offenders == []

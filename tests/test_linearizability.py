@@ -19,7 +19,7 @@ from collections import Counter
 import pytest
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
-from embedding_cache.verify.lin import (
+from embedding_cache_checker.verify.lin import (
     MUTANTS,
     Call,
     EntryView,
@@ -30,7 +30,7 @@ from embedding_cache.verify.lin import (
     random_plan,
     record_history,
 )
-from embedding_cache.verify.lin.history import overlaps
+from embedding_cache_checker.verify.lin.history import overlaps
 
 POLICIES = list(EVICTION_POLICIES)
 #: Histories of the real cache per policy, and the most any mutant may take.

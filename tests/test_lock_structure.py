@@ -40,7 +40,7 @@ from embedding_cache import (
 )
 from embedding_cache.state import CacheState
 from embedding_cache.transitions import Transitions
-from embedding_cache.verify.lin import MUTANTS
+from embedding_cache_checker.verify.lin import MUTANTS
 
 POLICIES = list(EVICTION_POLICIES)
 #: The methods that reach the state through the transitions table.

@@ -38,10 +38,10 @@ from embedding_cache import (
     S3FifoPolicy,
     transitions,
 )
-from embedding_cache.abstraction import PolicyView, policy_view
 from embedding_cache.policies import EvictionPolicy, make_policy
 from embedding_cache.policies.s3fifo import small_target
 from embedding_cache.state import CacheState
+from embedding_cache_checker.abstraction import PolicyView, policy_view
 
 KEYS = ("a", "b", "c", "d", "e", "f")
 OPS = ("alloc", "alloc", "mark_ready", "pin", "pin_if_ready", "unpin", "discard")

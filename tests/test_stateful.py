@@ -27,7 +27,7 @@ Rules that need a key in a given state take ``pick`` and use the pick-th such
 key (modulo their number): no rejection inside rules, and a shrunk failure
 prints as plain Python that replays it.
 
-Non-vacuity: every planted bug of the catalogue (``embedding_cache.verify.planted``)
+Non-vacuity: every planted bug of the catalogue (``embedding_cache_checker.verify.planted``)
 that the stateful layer must catch makes the machine fail, under every policy it
 applies to: the shared core's transition bugs under each policy, and each
 policy's own order bugs (e.g. fifo inserting at the head, gdsf forgetting to
@@ -63,10 +63,15 @@ from embedding_cache import (
     LifecycleError,
     UnknownKeyError,
 )
-from embedding_cache.abstraction import AbstractEntry, AbstractState, abstract_state, policy_view
 from embedding_cache.policies import PolicySpec
-from embedding_cache.verify import planted
-from embedding_cache.verify.planted import PlantedBug
+from embedding_cache_checker.abstraction import (
+    AbstractEntry,
+    AbstractState,
+    abstract_state,
+    policy_view,
+)
+from embedding_cache_checker.verify import planted
+from embedding_cache_checker.verify.planted import PlantedBug
 
 #: A small alphabet, so keys collide and are reused after eviction and discard, yet
 #: large enough that the live keys outgrow a pool and some key is always free to alloc.
@@ -414,7 +419,7 @@ def test_every_policy_has_a_reference_model_and_planted_bugs_of_its_own() -> Non
 # ---------------------------------------------------------------- non-vacuity
 
 #: Every (planted bug, policy) the stateful layer must catch (the one catalogue,
-#: embedding_cache.verify.planted): the shared core's bugs under every policy, and
+#: embedding_cache_checker.verify.planted): the shared core's bugs under every policy, and
 #: each policy's own.
 STATEFUL_BUGS: list[tuple[PlantedBug, str]] = list(planted.pairs("stateful"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from embedding_cache.text_table import numeric_right, render_table
+from embedding_cache_checker.text_table import numeric_right, render_table
 
 
 def test_left_and_right_columns_with_a_rule() -> None:

@@ -27,7 +27,7 @@ from cache_observe import POLICY_CASES, free_count
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.policies import PolicySpec
-from embedding_cache.verify import planted
+from embedding_cache_checker.verify import planted
 
 WORKERS = 6
 STEPS = 1500  # per worker; a few seconds in all on 2 cores, checked build included

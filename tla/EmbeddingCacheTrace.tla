@@ -1,7 +1,7 @@
 ------------------------- MODULE EmbeddingCacheTrace -------------------------
 (***************************************************************************)
 (* Trace validation: does a trace recorded from the Python cache           *)
-(* (embedding_cache.tracing.TracedEmbeddingCache) describe a behaviour of  *)
+(* (embedding_cache_checker.tracing.TracedEmbeddingCache) describe a behaviour of  *)
 (* the cache with the policy TracePolicy selects (fifo by default)?       *)
 (* In the style of BlockingQueueTrace / EWD998ChanTrace, adapted to this  *)
 (* TLC build (no Json/IOUtils): the trace is the                          *)

@@ -1,7 +1,7 @@
 ------------------------------ MODULE TraceData ------------------------------
 (***************************************************************************)
 (* Placeholder for the module the trace tooling generates                 *)
-(* (embedding_cache.verify.traces.trace_module): the recorded steps as the *)
+(* (embedding_cache_checker.verify.traces.trace_module): the recorded steps as the *)
 (* definition Trace, and the keys they use as TraceKeys.  This empty trace *)
 (* lets EmbeddingCacheTrace.tla be parsed and checked on its own.          *)
 (***************************************************************************)

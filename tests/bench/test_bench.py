@@ -12,10 +12,10 @@ import icontract
 import pytest
 
 from embedding_cache import CacheError, EmbeddingCache
-from embedding_cache.bench import report, runner, workload
-from embedding_cache.cli import main
 from embedding_cache.entry import CacheEntry
 from embedding_cache.policies import FifoPolicy
+from embedding_cache_checker.bench import report, runner, workload
+from embedding_cache_checker.cli import main
 
 
 def test_record_is_deterministic() -> None:

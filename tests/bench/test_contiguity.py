@@ -13,8 +13,14 @@ from types import ModuleType
 import pytest
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
-from embedding_cache.bench import contiguity, implementations, policies, seed_reference, shared_mix
 from embedding_cache.entry import CacheEntry
+from embedding_cache_checker.bench import (
+    contiguity,
+    implementations,
+    policies,
+    seed_reference,
+    shared_mix,
+)
 
 #: compare.py's generator, when the shared tools sit beside the project (not shipped).
 SHARED_TOOLS = Path(__file__).resolve().parents[3] / "shared" / "tools"

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 import pytest
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
-from embedding_cache.bench import command, plot, policies, report, workload
 from embedding_cache.entry import CacheEntry
+from embedding_cache_checker.bench import command, plot, policies, report, workload
 
 #: A run small enough for a test: ~2,000 requests a simulation, 3 pools, tiny mix.
 SMALL: dict[str, Any] = {

@@ -10,7 +10,7 @@ from typing import cast
 
 import pytest
 
-from embedding_cache.bench import implementations, report, scale, seed_reference, workload
+from embedding_cache_checker.bench import implementations, report, scale, seed_reference, workload
 
 
 def test_rows_per_implementation_and_size_with_ratios_to_the_smallest() -> None:

@@ -29,13 +29,13 @@ import pytest
 from embedding_cache import EVICTION_POLICIES, errors, invariants, transitions
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy
 from embedding_cache.state import CacheState
-from embedding_cache.verify.crosshair_check import (
+from embedding_cache_checker.verify.crosshair_check import (
     CrosshairResult,
     clean_jobs,
     planted_jobs,
     run_crosshair,
 )
-from embedding_cache.verify.crosshair_plugin import (
+from embedding_cache_checker.verify.crosshair_plugin import (
     GHOST_KEYS,
     KEYS,
     MAX_BLOCKS,
@@ -47,7 +47,7 @@ from embedding_cache.verify.crosshair_plugin import (
     choice_bounds,
     documented_raises,
 )
-from embedding_cache.verify.planted import PLANTED, PlantedBug, by_name
+from embedding_cache_checker.verify.planted import PLANTED, PlantedBug, by_name
 
 #: CPU seconds per condition for the clean runs in tests; ``embedding-cache verify``
 #: runs every transition with its own budget.
@@ -128,7 +128,7 @@ def test_worker_refuses_a_build_without_the_sweep() -> None:
     # Without EMBEDDING_CACHE_CHECKED=full the transitions carry no invariant
     # pre/postconditions, and a clean report would mean nothing.
     env = {**os.environ, "EMBEDDING_CACHE_CHECKED": "1"}
-    module = "embedding_cache.verify.crosshair_check"
+    module = "embedding_cache_checker.verify.crosshair_check"
     proc = subprocess.run(
         [sys.executable, "-m", module, "fifo:alloc"], env=env, capture_output=True, text=True
     )

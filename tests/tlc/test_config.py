@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc.config import parse_config
-from embedding_cache.tlc.manifest import (
+from embedding_cache_checker.tlc.config import parse_config
+from embedding_cache_checker.tlc.manifest import (
     PASS,
     ManifestError,
     find_tla_dir,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedding_cache.tlc.counterexample import (
+from embedding_cache_checker.tlc.counterexample import (
     SourcePosition,
     enclosing_definition,
     explain_failure,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc.distributed import (
+from embedding_cache_checker.tlc.distributed import (
     DistributedUnsupportedError,
     NoWorkersError,
     PortInUseError,
@@ -19,9 +19,9 @@ from embedding_cache.tlc.distributed import (
     run_distributed,
     run_worker,
 )
-from embedding_cache.tlc.manifest import Model, find_tla_dir, load_manifest
-from embedding_cache.tlc.output import Outcome, parse_output
-from embedding_cache.tlc.runner import run_tlc
+from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
+from embedding_cache_checker.tlc.output import Outcome, parse_output
+from embedding_cache_checker.tlc.runner import run_tlc
 
 DATA = Path(__file__).parent / "data" / "counterexample"
 TLA_DIR = find_tla_dir()

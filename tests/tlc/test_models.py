@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from embedding_cache.tlc.jar import locate_jar, locate_java
-from embedding_cache.tlc.manifest import Model, find_tla_dir, load_manifest
-from embedding_cache.tlc.runner import run_model
+from embedding_cache_checker.tlc.jar import locate_jar, locate_java
+from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
+from embedding_cache_checker.tlc.runner import run_model
 
 pytestmark = [
     pytest.mark.tlc,

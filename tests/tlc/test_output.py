@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc.output import Outcome, parse_output
+from embedding_cache_checker.tlc.output import Outcome, parse_output
 
 DATA = Path(__file__).parent / "data"
 

@@ -32,14 +32,14 @@ from typing import Any
 
 import pytest
 
-from embedding_cache.cli import main
-from embedding_cache.tlc.config import read_config
-from embedding_cache.tlc.manifest import Model, find_tla_dir, load_manifest
-from embedding_cache.tlc.output import parse_output, parse_trace
-from embedding_cache.tlc.repro import ReproError, build_case, read_states, render_test
-from embedding_cache.tlc.runner import ModelResult
-from embedding_cache.verify.planted import PLANTED, QUERY_BUGS, by_name, for_tla_model
-from embedding_cache.verify.repro import (
+from embedding_cache_checker.cli import main
+from embedding_cache_checker.tlc.config import read_config
+from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
+from embedding_cache_checker.tlc.output import parse_output, parse_trace
+from embedding_cache_checker.tlc.repro import ReproError, build_case, read_states, render_test
+from embedding_cache_checker.tlc.runner import ModelResult
+from embedding_cache_checker.verify.planted import PLANTED, QUERY_BUGS, by_name, for_tla_model
+from embedding_cache_checker.verify.repro import (
     LINKED,
     REPRO_BUG_ENV,
     Counterexample,

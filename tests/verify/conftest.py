@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc.jar import TlcSetupError, locate_jar, locate_java
-from embedding_cache.tlc.manifest import find_tla_dir
+from embedding_cache_checker.tlc.jar import TlcSetupError, locate_jar, locate_java
+from embedding_cache_checker.tlc.manifest import find_tla_dir
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from embedding_cache.verify.tla_values import TlaFunction, TlaValue
+from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue
 
 
 def plain(value: TlaValue) -> object:

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from embedding_cache.tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP
-from embedding_cache.verify import command
-from embedding_cache.verify.compare import compare, entries
+from embedding_cache_checker.tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP
+from embedding_cache_checker.verify import command
+from embedding_cache_checker.verify.compare import compare, entries
 
 
 def _report() -> dict[str, Any]:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc.distributed import server_command, worker_command
-from embedding_cache.tlc.output import Outcome
-from embedding_cache.tlc.runner import run_tlc, tlc_invocation
-from embedding_cache.tlc.simulate import simulation_command
-from embedding_cache.verify.state_graph import load_dot
+from embedding_cache_checker.tlc.distributed import server_command, worker_command
+from embedding_cache_checker.tlc.output import Outcome
+from embedding_cache_checker.tlc.runner import run_tlc, tlc_invocation
+from embedding_cache_checker.tlc.simulate import simulation_command
+from embedding_cache_checker.verify.state_graph import load_dot
 
 #: Counts to 3 and stops: a deadlock unless deadlock checking is off.
 STOPS = """---- MODULE Stops ----

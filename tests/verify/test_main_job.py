@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from embedding_cache.policies import EVICTION_POLICIES
-from embedding_cache.tlc.command import EXIT_SETUP
-from embedding_cache.tlc.manifest import find_tla_dir
-from embedding_cache.verify import command
-from embedding_cache.verify.crosshair_check import ConditionResult, CrosshairResult
-from embedding_cache.verify.lin import MUTANTS
-from embedding_cache.verify.lin import report as lin_report
-from embedding_cache.verify.main_job import (
+from embedding_cache_checker.tlc.command import EXIT_SETUP
+from embedding_cache_checker.tlc.manifest import find_tla_dir
+from embedding_cache_checker.verify import command
+from embedding_cache_checker.verify.crosshair_check import ConditionResult, CrosshairResult
+from embedding_cache_checker.verify.lin import MUTANTS
+from embedding_cache_checker.verify.lin import report as lin_report
+from embedding_cache_checker.verify.main_job import (
     LINKS,
     PLANS,
     STEPS,
@@ -30,9 +30,9 @@ from embedding_cache.verify.main_job import (
     VerifyReport,
     run_verify,
 )
-from embedding_cache.verify.profile import CI
-from embedding_cache.verify.replay import Mismatch, ReplayReport
-from embedding_cache.verify.traces import TraceVerdict
+from embedding_cache_checker.verify.profile import CI
+from embedding_cache_checker.verify.replay import Mismatch, ReplayReport
+from embedding_cache_checker.verify.traces import TraceVerdict
 
 #: The sections every policy has, with the top-level's fields.
 SECTIONS = ("tlc", "conformance", "trace_validation", "crosshair", "planted", "linearizability")

@@ -12,19 +12,24 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.tlc.config import read_config
-from embedding_cache.tlc.manifest import Model, find_tla_dir, load_manifest
-from embedding_cache.tlc.simulate import (
+from embedding_cache_checker.tlc.config import read_config
+from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
+from embedding_cache_checker.tlc.simulate import (
     POLICY_BASES,
     PRODUCTION,
     SimulationResult,
     is_simulated_bug,
 )
-from embedding_cache.verify.config_override import assign_constants, overridden_tla_dir
-from embedding_cache.verify.main_job import VerifyOptions, VerifyReport, config_depth, run_verify
-from embedding_cache.verify.profile import NIGHTLY
-from embedding_cache.verify.stateful_step import junit_counts, run_pytest
-from embedding_cache.verify.tlc_steps import big_models, bug_model_names, policy_simulations
+from embedding_cache_checker.verify.config_override import assign_constants, overridden_tla_dir
+from embedding_cache_checker.verify.main_job import (
+    VerifyOptions,
+    VerifyReport,
+    config_depth,
+    run_verify,
+)
+from embedding_cache_checker.verify.profile import NIGHTLY
+from embedding_cache_checker.verify.stateful_step import junit_counts, run_pytest
+from embedding_cache_checker.verify.tlc_steps import big_models, bug_model_names, policy_simulations
 
 # ---------------------------------------------------------------- the deep replay's cut
 
@@ -138,7 +143,7 @@ def test_big_models_are_those_left_out_of_the_default_run() -> None:
 def test_the_distributed_step_holds_with_no_big_model(monkeypatch: pytest.MonkeyPatch) -> None:
     # A manifest without big models: the step runs nothing and does not fail.
     monkeypatch.setattr(
-        "embedding_cache.verify.main_job.load_manifest", lambda _: [_model("MCSmall", True)]
+        "embedding_cache_checker.verify.main_job.load_manifest", lambda _: [_model("MCSmall", True)]
     )
     options = VerifyOptions(
         tla_dir=find_tla_dir(), steps=("distributed",), profile=dataclasses.replace(NIGHTLY)

@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from embedding_cache.tlc.command import EXIT_SETUP
-from embedding_cache.tlc.manifest import find_tla_dir
-from embedding_cache.verify import command
-from embedding_cache.verify.crosshair_check import PER_CONDITION_SECONDS
-from embedding_cache.verify.main_job import (
+from embedding_cache_checker.tlc.command import EXIT_SETUP
+from embedding_cache_checker.tlc.manifest import find_tla_dir
+from embedding_cache_checker.verify import command
+from embedding_cache_checker.verify.crosshair_check import PER_CONDITION_SECONDS
+from embedding_cache_checker.verify.main_job import (
     CI_STEPS,
     EXTRA_STEPS,
     STEPS,
     VerifyOptions,
     config_depth,
 )
-from embedding_cache.verify.profile import CI, NIGHTLY, PROFILES, get_profile
+from embedding_cache_checker.verify.profile import CI, NIGHTLY, PROFILES, get_profile
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -17,14 +17,14 @@ from typing import Any
 import pytest
 
 from embedding_cache import transitions
-from embedding_cache.abstraction import abstract_state
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy, make_policy
 from embedding_cache.state import CacheState
-from embedding_cache.verify.graph_dump import DumpedModel, dump_state_graph, model_policy
-from embedding_cache.verify.main_job import PLANS, planted_replay
-from embedding_cache.verify.planted import PlantedBug, for_policy
-from embedding_cache.verify.replay import (
+from embedding_cache_checker.abstraction import abstract_state
+from embedding_cache_checker.verify.graph_dump import DumpedModel, dump_state_graph, model_policy
+from embedding_cache_checker.verify.main_job import PLANS, planted_replay
+from embedding_cache_checker.verify.planted import PlantedBug, for_policy
+from embedding_cache_checker.verify.replay import (
     REAL_OPERATIONS,
     ReplayReport,
     check_constants,
@@ -34,8 +34,8 @@ from embedding_cache.verify.replay import (
     replay_graph,
     spec_abstract,
 )
-from embedding_cache.verify.state_graph import StateGraph
-from embedding_cache.verify.tla_values import parse_state
+from embedding_cache_checker.verify.state_graph import StateGraph
+from embedding_cache_checker.verify.tla_values import parse_state
 
 # ---------------------------------------------------------------- a hand-made graph
 

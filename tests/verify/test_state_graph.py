@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedding_cache.verify.state_graph import StateGraph, load_dot, parse_dot
-from embedding_cache.verify.tla_values import TlaFunction
+from embedding_cache_checker.verify.state_graph import StateGraph, load_dot, parse_dot
+from embedding_cache_checker.verify.tla_values import TlaFunction
 
 from .helpers import plain
 

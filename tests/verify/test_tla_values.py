@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache.verify.tla_values import (
+from embedding_cache_checker.verify.tla_values import (
     ModelValue,
     TlaFunction,
     TlaParseError,

@@ -23,16 +23,16 @@ from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 from test_stateful import CacheMachine  # tests/ is on sys.path (pytest rootdir conftest)
 
-from embedding_cache.abstraction import AbstractEntry, AbstractState
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import EVICTION_POLICIES, PolicySpec, make_policy
-from embedding_cache.tlc.config import parse_config
-from embedding_cache.tracing import TracedEmbeddingCache, TraceStep
-from embedding_cache.verify.main_job import PLANS, planted_eviction, trace_eviction
-from embedding_cache.verify.planted import PlantedBug, by_name, for_policy
-from embedding_cache.verify.replay import policy_factory, policy_variables, spec_abstract
-from embedding_cache.verify.tla_values import TlaFunction, TlaValue, parse_value
-from embedding_cache.verify.traces import (
+from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
+from embedding_cache_checker.tlc.config import parse_config
+from embedding_cache_checker.tracing import TracedEmbeddingCache, TraceStep
+from embedding_cache_checker.verify.main_job import PLANS, planted_eviction, trace_eviction
+from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
+from embedding_cache_checker.verify.replay import policy_factory, policy_variables, spec_abstract
+from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue, parse_value
+from embedding_cache_checker.verify.traces import (
     TRACE_POLICY,
     TraceVerdict,
     policy_module,
@@ -41,7 +41,7 @@ from embedding_cache.verify.traces import (
     validate_cache,
     validate_trace,
 )
-from embedding_cache.verify.workloads import random_trace, threaded_trace
+from embedding_cache_checker.verify.workloads import random_trace, threaded_trace
 
 #: What a step that did not raise records as its result.
 SUCCESS_RESULTS = frozenset({"ok", "none", "entry", "not-ready-entry"})

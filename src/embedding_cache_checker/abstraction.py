@@ -1,0 +1,86 @@
+"""The abstraction function: implementation state -> the spec's abstract state.
+
+This is the one place that says how a CacheState is read as the state of the
+specification (spec/SPEC.md, "Abstraction function"; tla/EmbeddingCache.tla).
+Block *identities* are abstracted away to counts, because the spec leaves open
+which free blocks an alloc takes; the checks that identities are consistent
+(BlockConservationInv) live in ``invariants``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from embedding_cache import transitions
+from embedding_cache.state import CacheState
+
+
+class AbstractEntry(NamedTuple):
+    """One live entry as the spec sees it."""
+
+    pins: int  # -1: not-ready; 0: ready (evictable); k > 0: pinned k times
+    blocks: int  # how many blocks it holds
+
+
+#: A policy's variables as its TLA+ module names them, made hashable: sorted
+#: (name, value) pairs; a dict value becomes sorted (key, value) pairs.
+PolicyView = tuple[tuple[str, Any], ...]
+
+
+class AbstractState(NamedTuple):
+    """The whole cache as the spec sees it; hashable and comparable."""
+
+    entries: tuple[tuple[str, AbstractEntry], ...]  # sorted by key
+    policy: PolicyView  # the eviction policy's variables (tla/README.md)
+    free: int  # number of free blocks
+    held: bool  # has_held_entries()
+
+    @property
+    def queue(self) -> tuple[str, ...]:
+        """fifo's queue, oldest first (empty for other policies). O(1)."""
+        for name, value in self.policy:
+            if name == "queue":
+                return tuple(value)
+        return ()
+
+    def entry(self, key: str) -> AbstractEntry | None:
+        """The abstract entry of ``key``, or None when absent. O(entries)."""
+        for k, e in self.entries:
+            if k == key:
+                return e
+        return None
+
+
+def policy_view(variables: Mapping[str, Any]) -> PolicyView:
+    """A policy's variables (``EvictionPolicy.abstract``) in hashable, canonical form."""
+    return tuple(sorted((name, _hashable(value)) for name, value in variables.items()))
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    return value
+
+
+def abstract_state(s: CacheState) -> AbstractState:
+    """Read ``s`` as the spec's state. O(entries log entries + the policy's abstract)."""
+    return AbstractState(
+        entries=tuple(
+            sorted((k, AbstractEntry(e._pin_count, len(e.block_ids))) for k, e in s.entries.items())
+        ),
+        policy=policy_view(s.policy.abstract()),
+        free=len(s.free),
+        held=transitions.has_held_entries(s),
+    )
+
+
+def phase(pins: int | None) -> str:
+    """The lifecycle phase of a pin count: absent, not-ready, ready or pinned."""
+    if pins is None:
+        return "absent"
+    if pins < 0:
+        return "not-ready"
+    return "ready" if pins == 0 else "pinned"

@@ -1,0 +1,223 @@
+"""``embedding-cache bench --beyond-seed``: the project against the seed on five measures.
+
+Sections (each can be asked for alone; ``SECTIONS`` is their order):
+
+- ``construction``: time to build a 2**20-block cache (``construction``);
+- ``memory``: bytes per block of an empty pool, bytes per live entry (``memory``);
+- ``contiguity``: runs of consecutive block ids per multi-block entry on
+  compare.py's op mix and on the token-sized streams (``contiguity``);
+- ``speed``: the default policy's time on compare.py's op mix over the seed's
+  (``seed_speed``);
+- ``scale``: per-op cost at pool sizes 2**10 .. 2**20, per policy (``scale``).
+
+Every section measures the seed's class (``seed_reference``, a verbatim copy)
+and the package side by side in this process, and reports ratios; ``targets``
+sets the figures against the project's goals. Reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from embedding_cache.build import BUILD_NAME
+
+from . import construction, contiguity, implementations, memory, scale, seed_speed, shared_mix
+
+#: The sections, in the order they run (the heaviest, scale, last).
+SECTIONS = ("construction", "memory", "contiguity", "speed", "scale")
+
+#: The project's targets (reported, never asserted).
+TARGET_SCALE_RATIO = 1.5  # ns/op at any pool size over that at the smallest
+TARGET_CONSTRUCTION_SECONDS = 0.5  # EmbeddingCache(2**20), median
+TARGET_ENTRY_VS_SEED = 1.0  # bytes per live entry over the seed's
+TARGET_RUNS_PER_ENTRY = 1.5  # runs of consecutive ids per multi-block entry
+TARGET_SPEED_VS_SEED = 0.8  # default policy's time on the shared mix over the seed's
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to measure, and how much (the command's options; defaults are the documented run)."""
+
+    sections: tuple[str, ...] = SECTIONS
+    policies: tuple[str, ...] | None = None  # None: every policy
+    allocators: tuple[str, ...] | None = None  # None: every allocator
+    repeat: int = 5
+    seed: int = 0
+    scale_sizes: tuple[int, ...] = scale.SIZES
+    scale_ops: int = 60_000
+    construction_blocks: int = construction.NUM_BLOCKS
+    memory_pool: int = memory.POOL_BLOCKS
+    memory_entries: int = memory.ENTRIES
+    shared_ops: int = shared_mix.N_OPS
+    token_pool: int = contiguity.TOKEN_POOL
+    token_warmup: int = contiguity.TOKEN_WARMUP
+    token_requests: int = contiguity.TOKEN_REQUESTS
+    speed_policies: tuple[str, ...] = field(default=seed_speed.DEFAULT_POLICIES)
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.sections if name not in SECTIONS]
+        if unknown or not self.sections:
+            raise ValueError(f"sections must be among {', '.join(SECTIONS)}, not {unknown}")
+
+
+def measure(options: Options, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the asked sections in ``SECTIONS`` order; one JSON-ready dict, targets included."""
+    names, allocators = options.policies, options.allocators
+    result: dict[str, Any] = {
+        "command": "embedding-cache bench --beyond-seed",
+        "build": BUILD_NAME,
+        "sections": [name for name in SECTIONS if name in options.sections],
+        "options": asdict(options),
+    }
+    runners: dict[str, Callable[[], dict[str, Any]]] = {
+        "construction": lambda: construction.measure(
+            names,
+            allocators=allocators,
+            num_blocks=options.construction_blocks,
+            repeat=options.repeat,
+        ),
+        "memory": lambda: memory.measure(
+            names,
+            allocators=allocators,
+            pool_blocks=options.memory_pool,
+            entries=options.memory_entries,
+        ),
+        "contiguity": lambda: contiguity.measure(
+            names,
+            allocators=allocators,
+            shared_ops=options.shared_ops,
+            token_pool=options.token_pool,
+            token_warmup=options.token_warmup,
+            token_requests=options.token_requests,
+            seed=options.seed,
+            progress=progress,
+        ),
+        "speed": lambda: seed_speed.measure(
+            options.speed_policies,
+            allocators=allocators,
+            n_ops=options.shared_ops,
+            repeat=options.repeat,
+        ),
+        "scale": lambda: scale.measure(
+            names,
+            allocators=allocators,
+            sizes=options.scale_sizes,
+            n_ops=options.scale_ops,
+            repeat=options.repeat,
+            seed=options.seed,
+            progress=progress,
+        ),
+    }
+    seconds: dict[str, float] = {}
+    for name in result["sections"]:
+        started = time.perf_counter()
+        result[name] = runners[name]()
+        seconds[name] = time.perf_counter() - started
+        if progress is not None:
+            progress(f"{name}: {seconds[name]:.0f} s")
+    result["seconds"] = seconds
+    result["targets"] = targets(result)
+    return result
+
+
+def _check(
+    check: str, impl: str, value: float, target: float, unit: str, *, at_most: bool = True
+) -> dict[str, Any]:
+    met = value <= target if at_most else value >= target
+    return {
+        "check": check,
+        "policy": impl,
+        "value": value,
+        "unit": unit,
+        "target": f"{'<=' if at_most else '>='} {target:g}{unit}",
+        "met": met,
+        "margin": target - value if at_most else value - target,
+    }
+
+
+def targets(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One check per target and policy, from whichever sections ``result`` holds.
+
+    ``margin`` is how far inside the target the value is, in its unit
+    (negative: missed by that much).
+    """
+    checks: list[dict[str, Any]] = []
+    seed = implementations.SEED
+    if "scale" in result:
+        # Rows at the smallest pool are the baseline (a ratio of 1.0 to themselves).
+        smallest = min((row["num_blocks"] for row in result["scale"]["rows"]), default=0)
+        by_impl: dict[str, list[Mapping[str, Any]]] = {}
+        for row in result["scale"]["rows"]:
+            if row["impl"] != seed and row["num_blocks"] != smallest:
+                by_impl.setdefault(row["impl"], []).append(row)
+        for impl, rows in by_impl.items():
+            for key, label in (
+                ("vs_smallest", "ns/op vs the smallest pool"),
+                ("same_mix_vs_smallest", "same-mix cost vs the smallest pool"),
+                ("growth_over_seeds", "that growth over the seed's own"),
+            ):
+                worst = max(rows, key=lambda row: row[key] or 0.0)
+                if worst[key] is None:
+                    continue
+                checks.append(
+                    _check(
+                        f"scale: {label}, worst ({worst['num_blocks']:,} blocks)",
+                        impl,
+                        worst[key],
+                        TARGET_SCALE_RATIO,
+                        "x",
+                    )
+                )
+    if "construction" in result:
+        blocks = result["construction"]["num_blocks"]
+        for row in result["construction"]["rows"]:
+            if row["impl"] != seed:
+                checks.append(
+                    _check(
+                        f"construction of {blocks:,} blocks, median",
+                        row["impl"],
+                        row["seconds"],
+                        TARGET_CONSTRUCTION_SECONDS,
+                        " s",
+                    )
+                )
+    if "memory" in result:
+        for row in result["memory"]["rows"]:
+            if row["impl"] != seed and row["entry_vs_seed"] is not None:
+                checks.append(
+                    _check(
+                        "memory: bytes per live entry vs the seed",
+                        row["impl"],
+                        row["entry_vs_seed"],
+                        TARGET_ENTRY_VS_SEED,
+                        "x",
+                    )
+                )
+    if "contiguity" in result:
+        for row in result["contiguity"]["rows"]:
+            if row["impl"] != seed:
+                checks.append(
+                    _check(
+                        f"contiguity: runs per multi-block entry, {row['workload']}",
+                        row["impl"],
+                        row["runs_per_entry"],
+                        TARGET_RUNS_PER_ENTRY,
+                        "",
+                    )
+                )
+    if "speed" in result:
+        for row in result["speed"]["rows"]:
+            if row["impl"] != seed:
+                checks.append(
+                    _check(
+                        "speed: time on the shared mix vs the seed",
+                        row["impl"],
+                        row["vs_seed"],
+                        TARGET_SPEED_VS_SEED,
+                        "x",
+                    )
+                )
+    return checks

@@ -1,0 +1,88 @@
+"""The implementations ``bench --beyond-seed`` measures side by side: the seed, and the package's.
+
+An implementation is a name and a factory ``num_blocks -> fresh cache``:
+
+- ``"seed"``: the seed's own class (``seed_reference``, copied verbatim, with a
+  length and a pool size added for the drivers);
+- ``"<policy>"``: ``EmbeddingCache(n, eviction=policy)`` of the running build,
+  with the default allocator (``free_blocks.DEFAULT_ALLOCATOR``);
+- ``"<policy>/<allocator>"``: the same with another allocator from
+  ``embedding_cache.ALLOCATORS``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import cast
+
+from embedding_cache import ALLOCATORS, EmbeddingCache
+from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
+
+from . import policies, seed_reference, workload
+
+#: The name the seed's class is reported under.
+SEED = "seed"
+
+#: A function ``num_blocks -> fresh cache``.
+Factory = Callable[[int], workload.Cache]
+
+
+class SeedCache(seed_reference.EmbeddingCache):
+    """The seed's class, plus the two read-only queries the bench's drivers use.
+
+    ``__len__`` (live entries) and ``num_blocks`` (pool size) read the seed's
+    own fields; every operation is the seed's, inherited unchanged, so timings,
+    contiguity and memory are the seed's.
+    """
+
+    @property
+    def num_blocks(self) -> int:
+        """Size of the block pool. O(1)."""
+        return int(self._num_blocks)
+
+    def __len__(self) -> int:
+        """Number of live entries. O(1)."""
+        return len(self._entries)
+
+
+#: The seed's class as a factory. Its entries are the seed's own ``CacheEntry``
+#: (same attributes, another class), hence the cast to the bench's ``Cache``.
+SEED_FACTORY = cast(Factory, SeedCache)
+
+
+def name(policy: str, allocator: str = DEFAULT_ALLOCATOR) -> str:
+    """The implementation's name: the policy, plus ``/allocator`` unless it is the default."""
+    return policy if allocator == DEFAULT_ALLOCATOR else f"{policy}/{allocator}"
+
+
+def allocator_names() -> tuple[str, ...]:
+    """Every name in ``embedding_cache.ALLOCATORS``, the default first."""
+    return (DEFAULT_ALLOCATOR, *(kind for kind in ALLOCATORS if kind != DEFAULT_ALLOCATOR))
+
+
+def factories(
+    names: Sequence[str] | None = None,
+    *,
+    allocators: Sequence[str] | None = None,
+    with_seed: bool = True,
+) -> dict[str, Factory]:
+    """``{"seed": ..., "fifo": ..., "fifo/extents": ..., ...}``: the seed first, then per policy
+    in ``names`` (default: every policy) each allocator in ``allocators`` (default: every one).
+
+    Raises:
+        ValueError: a name is not in ``EVICTION_POLICIES``, or not in ``ALLOCATORS``.
+    """
+    chosen = policies.policy_names() if names is None else tuple(names)
+    kinds = allocator_names() if allocators is None else tuple(allocators)
+    unknown = [kind for kind in kinds if kind not in ALLOCATORS]
+    if unknown:
+        raise ValueError(f"unknown allocator(s) {unknown}; choose from {', '.join(ALLOCATORS)}")
+    out: dict[str, Factory] = {SEED: SEED_FACTORY} if with_seed else {}
+    for policy in chosen:
+        policies.cache_factory(policy)  # raises ValueError for an unknown policy
+        for kind in kinds:
+            out[name(policy, kind)] = functools.partial(
+                EmbeddingCache, eviction=policy, allocator=kind
+            )
+    return out

@@ -1,0 +1,241 @@
+"""The spec's action properties, as predicates over one step the code took.
+
+TLC checks each action property (``[][A]_vars``, spec/NAMES.md) on every
+step of a model. Here the same properties judge a step of the code: the
+state before it (a copy), the call, what it returned or raised, and the
+state after it. Each predicate transcribes its TLA+ definition
+(tla/EmbeddingCache.tla) over the code's whole state, block ids included,
+and returns None when it holds, else a sentence saying what is wrong; a
+step it does not concern (an alloc property on a pin) holds vacuously.
+
+The policy's order property (fifo's ``EvictOldestFirstProp``, ...) is judged
+by the policy's own statement of its rule, the verification half of
+``EvictionPolicy``: the victims ``plan_victims`` names, the state
+``plan_holds`` expects after them, and where ``joined_ok`` says a joining
+key goes. (A planted broken policy inherits that half from the real one.)
+
+Unlike the contracts (inductive, O(1) per call, checked builds only), these
+compare whole states: O(N + entries) per step, in any build, for tests that
+replay a sequence of calls (``embedding_cache_checker.verify.repro``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from embedding_cache.errors import CacheError
+from embedding_cache.state import CacheState
+
+from ..abstraction import policy_view
+
+
+@dataclass(frozen=True)
+class CodeStep:
+    """One call the code made: the states around it and its outcome.
+
+    ``before`` must be a copy taken before the call (``CacheState.copy``);
+    ``after`` may be the live state, read right after the call.
+    """
+
+    op: str  # alloc, mark_ready, pin, pin_if_ready, unpin, discard
+    key: str
+    n: int  # alloc's block count (0 for the others)
+    before: CacheState
+    after: CacheState
+    result: object  # what the call returned (None when it raised)
+    error: BaseException | None = None
+
+    @property
+    def allocated(self) -> bool:
+        """An alloc that returned an entry (the spec's ``Alloc``). O(1)."""
+        return self.op == "alloc" and self.error is None and self.result is not None
+
+    @property
+    def failed_alloc(self) -> bool:
+        """An alloc that returned None (the spec's ``AllocFail``). O(1)."""
+        return self.op == "alloc" and self.error is None and self.result is None
+
+
+StepPredicate = Callable[[CodeStep], str | None]
+
+
+def _blocks(s: CacheState, key: str) -> tuple[int, ...]:
+    return s.entries[key].block_ids
+
+
+def _evictable(s: CacheState) -> dict[str, int]:
+    """E: the ready, unpinned live keys -> their block counts (from the entries, not the
+    policy or the counter). O(entries)."""
+    return {k: len(e.block_ids) for k, e in s.entries.items() if e._pin_count == 0}
+
+
+def evicted(step: CodeStep) -> tuple[str, ...]:
+    """The victims of an alloc that returned an entry: the keys live before and not
+    after (the spec's ``Evicted``), sorted; () for any other step. O(entries)."""
+    if not step.allocated:
+        return ()
+    return tuple(sorted(k for k in step.before.entries if k not in step.after.entries))
+
+
+def observed(s: CacheState) -> tuple[Any, ...]:
+    """Everything a step may change: entries (pins, block ids), the free ids, the
+    evictable-block counter and the policy's variables. O(N + entries + the policy)."""
+    return (
+        tuple(sorted((k, e._pin_count, e.block_ids) for k, e in s.entries.items())),
+        tuple(sorted(s.free)),
+        s.evictable_blocks,
+        policy_view(s.policy.abstract()),
+    )
+
+
+def evict_only_as_needed(step: CodeStep) -> str | None:
+    """EvictOnlyAsNeededProp: an alloc evicts only evictable entries, nothing when enough
+    is free, enough, and no more than needed (some victim could not have been spared)."""
+    victims = evicted(step)
+    if not victims:
+        return None
+    free, n, before = len(step.before.free), step.n, step.before
+    evictable = _evictable(before)
+    held = [v for v in victims if v not in evictable]
+    if held:
+        return f"evicted {held}, which were not evictable"
+    if free >= n:
+        return f"evicted {list(victims)} though {free} blocks were free for {n}"
+    total = sum(evictable[v] for v in victims)
+    if free + total < n:
+        return f"evicted {list(victims)} ({total} blocks) with {free} free: short of {n}"
+    if all(free + total - evictable[v] >= n for v in victims):
+        return (
+            f"evicted {list(victims)} ({total} blocks) with {free} free for {n}: "
+            "one of them could have stayed"
+        )
+    return None
+
+
+def failed_alloc_unchanged(step: CodeStep) -> str | None:
+    """FailedAllocUnchangedProp: an alloc that returns None changes nothing."""
+    if step.failed_alloc and observed(step.after) != observed(step.before):
+        return "alloc returned None but changed the cache"
+    return None
+
+
+def alloc_fails_only_when_short(step: CodeStep) -> str | None:
+    """AllocFailsOnlyWhenShortProp: an alloc returns None iff free + evictable blocks < n
+    (evictable blocks counted from E itself, not from the counter)."""
+    if not (step.allocated or step.failed_alloc):
+        return None
+    free, reserve = len(step.before.free), sum(_evictable(step.before).values())
+    short = free + reserve < step.n
+    if step.failed_alloc and not short:
+        return f"returned None though free {free} + evictable {reserve} >= {step.n}"
+    if step.allocated and short:
+        return f"allocated though free {free} + evictable {reserve} < {step.n}"
+    return None
+
+
+def held_blocks_stable(step: CodeStep) -> str | None:
+    """HeldBlocksStableProp: a pinned or not-ready entry keeps its blocks while live, a
+    pinned one stays live, and no other entry is handed any of its blocks."""
+    before, after = step.before, step.after
+    for key, entry in before.entries.items():
+        if entry._pin_count == 0:
+            continue
+        ids = set(entry.block_ids)
+        if key in after.entries and _blocks(after, key) != entry.block_ids:
+            return f"held {key!r} went from blocks {entry.block_ids} to {_blocks(after, key)}"
+        if entry._pin_count > 0 and key not in after.entries:
+            return f"pinned {key!r} ({entry._pin_count} pins) is gone"
+        for other in after.entries:
+            if other != key and ids & set(_blocks(after, other)):
+                return f"{other!r} was handed blocks of held {key!r}"
+    return None
+
+
+def misuse_unchanged(step: CodeStep) -> str | None:
+    """MisuseUnchangedProp: an operation that raises leaves the cache as it was, and
+    raises a typed error (``CacheError``)."""
+    if step.error is None:
+        return None
+    if not isinstance(step.error, CacheError):
+        return f"raised {type(step.error).__name__}, not a typed CacheError: {step.error}"
+    if observed(step.after) != observed(step.before):
+        return f"raised {type(step.error).__name__} but changed the cache"
+    return None
+
+
+def order_kept(step: CodeStep) -> str | None:
+    """The policy's order property (``EvictionPolicy.order_property``): an alloc's victims
+    are the ones the rule names and the policy ends as the rule says; a key that becomes
+    evictable (mark_ready, the last unpin) joins where the rule puts it."""
+    before, after = step.before, step.after
+    if step.allocated:
+        free = len(before.free)
+        if free + sum(_evictable(before).values()) < step.n:
+            return None  # AllocFailsOnlyWhenShortProp's to report: the rule has no victims
+        plan = before.policy.plan_victims(free, step.n, lambda k: len(_blocks(before, k)))
+        victims = evicted(step)
+        if set(victims) != set(plan.victims):
+            return f"evicted {list(victims)}; the {before.policy.name} rule evicts {plan.victims}"
+        if not after.policy.plan_holds(plan):
+            return f"after evicting {list(victims)} the policy disagrees with its rule"
+        return None
+    if step.op in ("mark_ready", "unpin") and step.error is None:
+        was = before.entries[step.key]._pin_count
+        now = after.entries[step.key]._pin_count
+        if was != 0 and now == 0:
+            problem = after.policy.joined_ok(step.key, len(before.policy))
+            if problem is not None:
+                return f"{step.key!r} joined the evictable set wrongly: {problem}"
+    return None
+
+
+def gdsf_clock(step: CodeStep) -> str | None:
+    """GdsfClockInv (gdsf): the clock is the priority of the last victim. Stated on the step
+    (the code keeps no ghost of the last victim): an alloc that evicts raises the clock to
+    the highest victim priority (victims leave lowest first); nothing else moves it."""
+    was, now = step.before.policy.abstract(), step.after.policy.abstract()
+    victims = evicted(step)
+    want = max((was["prio"][v] for v in victims), default=was["clock"])
+    if now["clock"] != want:
+        whose = f"the last victim's priority {want}" if victims else f"unchanged at {want}"
+        return f"the clock is {now['clock']}, not {whose}"
+    return None
+
+
+#: The action properties every policy keeps, by their one name (spec/NAMES.md).
+STEP_PROPERTIES: dict[str, StepPredicate] = {
+    "EvictOnlyAsNeededProp": evict_only_as_needed,
+    "FailedAllocUnchangedProp": failed_alloc_unchanged,
+    "AllocFailsOnlyWhenShortProp": alloc_fails_only_when_short,
+    "HeldBlocksStableProp": held_blocks_stable,
+    "MisuseUnchangedProp": misuse_unchanged,
+}
+
+#: Per policy: the conditions of its own stated on steps (besides its order property).
+POLICY_STEP_PROPERTIES: Mapping[str, Mapping[str, StepPredicate]] = {
+    "gdsf": {"GdsfClockInv": gdsf_clock},
+}
+
+
+def properties_for(policy: str, order_property: str) -> dict[str, StepPredicate]:
+    """Every step property of a cache with policy ``policy``, by name: the shared ones,
+    the policy's order property and the policy's own. O(1)."""
+    return {
+        **STEP_PROPERTIES,
+        order_property: order_kept,
+        **POLICY_STEP_PROPERTIES.get(policy, {}),
+    }
+
+
+def step_violations(step: CodeStep) -> list[tuple[str, str]]:
+    """(name, detail) of every step property the step breaks, under the running policy.
+    O(N + entries + the policy's abstract)."""
+    policy = step.before.policy
+    found = []
+    for name, holds in properties_for(policy.name, policy.order_property).items():
+        detail = holds(step)
+        if detail is not None:
+            found.append((name, detail))
+    return found

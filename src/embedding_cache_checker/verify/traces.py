@@ -1,0 +1,231 @@
+"""Trace validation (conformance link 2): check a recorded trace against the spec with TLC.
+
+A trace from ``TracedEmbeddingCache`` is written into a generated module
+``TraceData`` as the definition ``Trace`` and checked by
+``tla/EmbeddingCacheTrace.tla``, which extends it and ``TracePolicy``: the
+module selecting the cache's eviction policy, generated from
+tla/TracePolicy.tla (tla/README.md, "For the conformance checks"). TLC
+follows the single path the trace allows and reports a deadlock at the first
+step the spec cannot take. (This TLC build has no Json/IOUtils modules, so
+the trace travels as TLA+ text. It is a definition in an extended module, not
+a CONSTANT bound with ``<-``: TLC evaluates such a definition once, but
+re-evaluates a substituted constant at every reference, which made checking
+quadratic in the trace's length: 79 s for 1,200 steps, against 3 s now.)
+
+Each step's ``post`` record carries the abstract state after the step:
+``entries``, ``free``, ``held`` and one field per policy variable, named as
+the policy's TLA+ module names it (``EvictionPolicy.abstract``): a sequence
+as ``<<...>>``, a function as ``(k :> v @@ ...)``. TLC is started by
+``tlc.runner.run_tlc``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from embedding_cache.policies import EvictionPolicy, PolicySpec, make_policy
+
+from ..abstraction import AbstractState
+from ..tlc.output import Outcome
+from ..tlc.runner import run_tlc
+from ..tracing import TracedEmbeddingCache, TraceStep
+from .replay import policy_constants
+
+#: The root module TLC checks, and the generated modules it extends.
+TRACE_SPEC, TRACE_DATA, TRACE_POLICY = "EmbeddingCacheTrace", "TraceData", "TracePolicy"
+#: Each policy's TLA+ module (tla/README.md).
+POLICY_MODULES: dict[str, str] = {
+    "fifo": "EmbeddingCacheFifo",
+    "gdsf": "EmbeddingCacheGdsf",
+    "s3fifo": "EmbeddingCacheS3Fifo",
+}
+
+
+@dataclass
+class TraceVerdict:
+    """TLC's verdict on one trace."""
+
+    steps: int
+    accepted: bool
+    matched: int  # steps the spec accepted before the first it could not take
+    first_rejected: TraceStep | None
+    seconds: float
+    detail: str = ""
+
+
+def tla_string(text: str) -> str:
+    """A TLA+ string literal for ``text`` (backslash, quote and control escapes)."""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+        .replace("\f", "\\f")
+    )
+    return f'"{escaped}"'
+
+
+def tla_value(value: Any, function: bool = False) -> str:
+    """A Python value as TLA+ text: str, bool, int, a tuple as a sequence; with
+    ``function``, a tuple of (key, value) pairs (``policy_view``'s form of a dict)
+    or a mapping as a function (``<<>>`` when empty, which TLC equates with the
+    empty function). O(size of the value).
+
+    Raises:
+        TypeError: ``value`` has no TLA+ form here.
+    """
+    if function:
+        pairs = list(value.items()) if isinstance(value, Mapping) else list(value)
+        if not pairs:
+            return "<<>>"
+        return "(" + " @@ ".join(f"{tla_value(k)} :> {tla_value(v)}" for k, v in pairs) + ")"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return tla_string(value)
+    if isinstance(value, (tuple, list)):
+        return "<<" + ", ".join(tla_value(v) for v in value) + ">>"
+    raise TypeError(f"no TLA+ form for {value!r}")
+
+
+def function_variables(policy: EvictionPolicy) -> frozenset[str]:
+    """The policy variables that are functions (dicts in ``abstract()``), not sequences."""
+    return frozenset(name for name, v in policy.abstract().items() if isinstance(v, Mapping))
+
+
+def _tla_post(post: AbstractState, functions: frozenset[str]) -> str:
+    if post.entries:
+        entries = " @@ ".join(
+            f"{tla_string(k)} :> [pins |-> {e.pins}, blocks |-> {e.blocks}]"
+            for k, e in post.entries
+        )
+        entries = f"({entries})"
+    else:
+        entries = "<<>>"
+    fields = [f"entries |-> {entries}"]
+    for name, value in post.policy:
+        fields.append(f"{name} |-> {tla_value(value, name in functions)}")
+    fields += [f"free |-> {post.free}", f"held |-> {tla_value(post.held)}"]
+    return f"[{', '.join(fields)}]"
+
+
+def _tla_step(step: TraceStep, functions: frozenset[str]) -> str:
+    blocks = ", ".join(str(b) for b in step.block_ids or ())
+    post = _tla_post(step.post, functions)
+    return (
+        f"[op |-> {tla_string(step.op)}, key |-> {tla_string(step.key)}, "
+        f"n |-> {step.n_blocks or 0}, result |-> {tla_string(step.result)}, "
+        f"blocks |-> {{{blocks}}}, post |-> {post}]"
+    )
+
+
+_CONSTANTS_LINE = re.compile(r"^CONSTANTS? .*$", re.MULTILINE)
+_INSTANCE = re.compile(r"^INSTANCE \w+", re.MULTILINE)
+
+
+def policy_module(policy: EvictionPolicy, template: str) -> str:
+    """The text of module ``TracePolicy`` for ``policy``: ``template`` (tla/TracePolicy.tla,
+    which selects fifo) with the policy's TLA+ module instantiated and its constants
+    declared, as that file's header shows. O(len(template)).
+
+    Raises:
+        ValueError: no TLA+ module is known for the policy, or ``template`` has no
+            CONSTANTS line or INSTANCE to replace.
+    """
+    module = POLICY_MODULES.get(policy.name)
+    if module is None:
+        known = sorted(POLICY_MODULES)
+        raise ValueError(f"no TLA+ module for policy {policy.name!r}; known: {known}")
+    constants = ", ".join(["Keys", "N", "MaxPins", *policy_constants(policy)])
+    text, found = _CONSTANTS_LINE.subn(lambda _: f"CONSTANTS {constants}", template, count=1)
+    text, instances = _INSTANCE.subn(f"INSTANCE {module}", text, count=1)
+    if not found or not instances:
+        raise ValueError(f"{TRACE_POLICY}.tla has no CONSTANTS line or INSTANCE to replace")
+    return text
+
+
+def trace_module(
+    trace: Sequence[TraceStep], num_blocks: int, eviction: PolicySpec = "fifo"
+) -> tuple[str, str]:
+    """The text of module ``TraceData`` defining ``Trace`` and ``TraceKeys``, and the config
+    that checks ``EmbeddingCacheTrace`` with it. O(trace length * state size)."""
+    policy = make_policy(eviction, num_blocks)
+    functions = function_variables(policy)
+    keys = sorted({step.key for step in trace}) or ["none"]
+    max_pins = max([1] + [e.pins for step in trace for _, e in step.post.entries])
+    steps = ",\n    ".join(_tla_step(step, functions) for step in trace)
+    module = (
+        f"---- MODULE {TRACE_DATA} ----\n"
+        "EXTENDS Integers, TLC\n"
+        f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
+        f"Trace == <<\n    {steps}\n    >>\n"
+        "====\n"
+    )
+    extra = "".join(f"    {k} = {v}\n" for k, v in policy_constants(policy).items())
+    config = (
+        "CONSTANTS\n"
+        f"    N = {num_blocks}\n"
+        f"    MaxPins = {max_pins}\n"
+        "    Keys <- TraceKeys\n"
+        f"{extra}"
+        "SPECIFICATION TraceSpec\n"
+        "INVARIANT TraceProgress\n"
+    )
+    return module, config
+
+
+def validate_trace(
+    trace: Sequence[TraceStep],
+    num_blocks: int,
+    tla_dir: Path,
+    eviction: PolicySpec = "fifo",
+    timeout: float = 300.0,
+) -> TraceVerdict:
+    """Run TLC on ``trace`` recorded with policy ``eviction``; accepted iff the spec with
+    that policy can take every step in order. O(TLC on one path of the trace's length)."""
+    policy = make_policy(eviction, num_blocks)
+    with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
+        work = Path(tmp)
+        for module in tla_dir.glob("*.tla"):
+            if module.stem not in (TRACE_DATA, TRACE_POLICY):
+                shutil.copy(module, work / module.name)
+        module_text, config_text = trace_module(trace, num_blocks, eviction)
+        (work / f"{TRACE_DATA}.tla").write_text(module_text)
+        template = (tla_dir / f"{TRACE_POLICY}.tla").read_text(encoding="utf-8")
+        (work / f"{TRACE_POLICY}.tla").write_text(policy_module(policy, template))
+        (work / f"{TRACE_SPEC}.cfg").write_text(config_text)
+        run = run_tlc(
+            f"{TRACE_SPEC}.tla",
+            f"{TRACE_SPEC}.cfg",
+            work,
+            workers=1,
+            timeout=timeout,
+            label="trace",
+        )
+    out = run.output
+    if out.outcome is Outcome.DEADLOCK:
+        last = out.trace[-1].state.get("i") if out.trace else None
+        matched = int(last) if last is not None and last.isdigit() else 0
+        rejected = trace[matched] if matched < len(trace) else None
+        return TraceVerdict(len(trace), False, matched, rejected, run.seconds, "deadlock")
+    if out.outcome is Outcome.PASS and run.exit_code == 0:
+        return TraceVerdict(len(trace), True, len(trace), None, run.seconds)
+    why = "timed out" if run.timed_out else f"TLC failed ({out.outcome})"
+    tail = "\n".join(run.raw_output.strip().splitlines()[-15:])
+    return TraceVerdict(len(trace), False, 0, None, run.seconds, f"{why}:\n{tail}")
+
+
+def validate_cache(
+    cache: TracedEmbeddingCache, tla_dir: Path, timeout: float = 300.0
+) -> TraceVerdict:
+    """``validate_trace`` of a traced cache's whole trace, with its own policy."""
+    return validate_trace(cache.trace, cache.num_blocks, tla_dir, cache.eviction_spec, timeout)
