@@ -21,7 +21,7 @@ after the simulations: per workload and pool, each policy's calls on a
 prefix of the stream are recorded once (so the timed loop only calls the
 cache), then replayed on a fresh cache ``repeat`` times, the policies
 alternating (their order rotating each round), timing only the window after
-the warm-up, in this thread's CPU time (``CLOCK``); medians are reported, and
+the warm-up, in this thread's CPU time (``rounds.CLOCK``); medians are reported, and
 ratios to fifo are medians of the per-round ratios. ns/op is per cache call.
 The small-entry realistic mix of ``workload`` is timed the same way. Nothing
 here asserts a speed.
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import gc
 import hashlib
 import itertools
 import math
@@ -46,7 +45,7 @@ from typing import Any
 from embedding_cache.cache import EmbeddingCache
 from embedding_cache.policies import EVICTION_POLICIES
 
-from . import runner, workload
+from . import rounds, runner, workload
 
 #: Items in the catalogue of both token-sized workloads.
 CATALOGUE_ITEMS = 20_000
@@ -72,10 +71,6 @@ DEFAULT_COST_WARMUP = 5_000
 DEFAULT_REPEAT = 3
 #: Miss-ratio curve pools: 9 sizes log-spaced from 2**14 to 2**20 blocks (x 2**0.75 each).
 DEFAULT_CURVE_POOLS = tuple(round(2 ** (14 + 0.75 * k)) for k in range(9))
-
-#: The cost clock: this thread's CPU time, so that time spent descheduled (other
-#: processes on a busy machine) is not charged to whichever policy was running.
-CLOCK = time.thread_time_ns
 
 #: The project's targets (reported, never asserted): the best policy's request hit
 #: ratio over fifo's, per workload, at every table pool; every policy's cost over fifo's.
@@ -358,31 +353,32 @@ def time_policies(
 
     Each round replays every policy's script twice (the whole window timed, then
     every call timed on its own for the per-operation breakdown); the order of
-    the policies rotates from round to round. Returns per policy its ns/op runs
-    and medians, per-operation costs and operation counts, and, against
+    the policies rotates from round to round (``rounds.rotating_rounds``).
+    Returns per policy its ns/op runs and medians, per-operation costs and
+    operation counts, and, against
     ``BASELINE`` (if present): ``ns_per_op_ratio``, the median of the per-round
     ratios, and ``same_mix_ratio``, both policies' per-call costs weighted by the
     baseline's operation counts (the same work for both).
     """
-    if repeat < 1:
-        raise ValueError(f"repeat must be >= 1, got {repeat}")
     names = list(scripts)
     factories = {name: factory_for(name) for name in names}
-    runs: dict[str, list[float]] = {name: [] for name in names}
-    kinds: dict[str, list[dict[str, float]]] = {name: [] for name in names}
-    # The scripts and everything already alive stay put while we time: freezing them
-    # keeps each replay's gc.collect() from walking them again and again.
-    gc.freeze()
-    try:
-        # One untimed replay first: the first pass over this code is slower.
-        runner.time_script(scripts[names[0]], factories[names[0]])
-        for round_ in range(repeat):
-            shift = round_ % len(names)
-            for name in names[shift:] + names[:shift]:
-                runs[name].append(runner.time_script(scripts[name], factories[name], CLOCK))
-                kinds[name].append(runner.time_by_kind(scripts[name], factories[name], CLOCK))
-    finally:
-        gc.unfreeze()
+
+    def both(name: str, _round: int) -> tuple[float, dict[str, float]]:
+        script, factory = scripts[name], factories[name]
+        return (
+            runner.time_script(script, factory, rounds.CLOCK),
+            runner.time_by_kind(script, factory, rounds.CLOCK),
+        )
+
+    def warm_up() -> None:
+        # One untimed replay: the first pass over this code is slower.
+        for name in names[:1]:
+            runner.time_script(scripts[name], factories[name])
+
+    with rounds.frozen_gc():  # the scripts stay put while the policies are timed
+        timed = rounds.rotating_rounds(names, repeat, both, warm_up=warm_up)
+    runs = {name: [total for total, _ in timed[name]] for name in names}
+    kinds = {name: [by_kind for _, by_kind in timed[name]] for name in names}
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         by_kind = {op: statistics.median(run[op] for run in kinds[name]) for op in kinds[name][0]}
@@ -398,9 +394,8 @@ def time_policies(
         base = out[BASELINE]
         for name in names:
             row = out[name]
-            row["ns_per_op_ratio"] = statistics.median(
-                mine / theirs if theirs else 0.0
-                for mine, theirs in zip(row["ns_per_op_runs"], base["ns_per_op_runs"], strict=True)
+            row["ns_per_op_ratio"] = rounds.median_ratio(
+                row["ns_per_op_runs"], base["ns_per_op_runs"]
             )
             row["same_mix_ratio"] = _same_mix_ratio(
                 base["op_counts"], base["ns_per_call_by_op"], row["ns_per_call_by_op"]

@@ -19,11 +19,11 @@ the default build's.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..text_table import numeric_right, render_table
+from . import rounds
 
 #: Top-level keys of the JSON report.
 REPORT_KEYS = (
@@ -65,10 +65,6 @@ def _scaling(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Per-op time at the largest pool over that at the smallest, for one build's rows."""
     small = min(rows, key=lambda row: row["num_blocks"])
     large = max(rows, key=lambda row: row["num_blocks"])
-    per_run = [
-        big / little if little else 0.0
-        for big, little in zip(large["ns_per_op_runs"], small["ns_per_op_runs"], strict=True)
-    ]
     small_ops, large_ops = small["ns_per_call_by_op"], large["ns_per_call_by_op"]
     by_op = {
         name: large_ops[name] / small_ops[name]
@@ -84,7 +80,7 @@ def _scaling(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "smallest": small["num_blocks"],
         "largest": large["num_blocks"],
-        "ns_per_op_ratio": statistics.median(per_run),
+        "ns_per_op_ratio": rounds.median_ratio(large["ns_per_op_runs"], small["ns_per_op_runs"]),
         "same_mix_ratio": large_cost / small_cost if small_cost else 0.0,
         "by_op": by_op,
     }

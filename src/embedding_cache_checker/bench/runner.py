@@ -5,8 +5,11 @@ so each build runs in its own interpreter: ``run_build`` starts
 ``python -m embedding_cache_checker.bench.runner`` with the variable set and reads back
 one JSON object. In the child, ``measure`` records one script per pool size
 (generation is never timed), then, for each repeat, replays every size's
-script on a fresh cache, sizes interleaved so that machine noise hits them
-alike, timing only the measured window's calls.
+script on a fresh cache, sizes interleaved in rotating order
+(``rounds.rotating_rounds``) so that machine noise hits them alike, timing
+only the measured window's calls. ``time_script``, ``time_calls``,
+``time_by_kind`` and ``time_each_call`` are the timed loops every bench
+section uses.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 from embedding_cache.build import BUILD_NAME
 from embedding_cache.cache import EmbeddingCache
 
-from . import workload
+from . import rounds, workload
 
 #: ``EMBEDDING_CACHE_CHECKED`` value for each build the bench runs.
 BUILD_ENV = {"default": "0", "checked": "1"}
@@ -149,21 +152,31 @@ def measure(sizes: Sequence[int], n_ops: int, repeat: int, seed: int) -> dict[st
     """Record and time the mix at each pool size in the running build; a JSON-ready dict.
 
     Each repeat replays each size twice: once timing the whole measured window
-    (the ns/op figure), once timing every call (the per-operation breakdown).
+    (the ns/op figure), once timing every call (the per-operation breakdown);
+    the sizes' order rotates from repeat to repeat (``rounds.rotating_rounds``).
+    O(repeat x sizes x (warm-up + n_ops)) calls.
+
+    Raises:
+        ValueError: ``repeat`` < 1.
     """
-    if repeat < 1:
+    if repeat < 1:  # before the scripts are recorded, not after
         raise ValueError(f"repeat must be >= 1, got {repeat}")
     scripts = [workload.record(size, n_ops, seed) for size in sizes]
-    runs: list[list[float]] = [[] for _ in sizes]
-    kind_runs: list[list[dict[str, float]]] = [[] for _ in sizes]
-    if scripts:
-        # One untimed replay first: the interpreter's first pass over this code
-        # (specialisation, allocator arenas) is slower and would be charged to one size.
-        time_script(min(scripts, key=lambda script: len(script.ops)))
-    for _ in range(repeat):
-        for script, times, kinds in zip(scripts, runs, kind_runs, strict=True):
-            times.append(time_script(script))
-            kinds.append(time_by_kind(script))
+
+    def warm_up() -> None:
+        # The interpreter's first pass over this code (specialisation, allocator
+        # arenas) is slower and would be charged to one size: one untimed replay.
+        if scripts:
+            time_script(min(scripts, key=lambda script: len(script.ops)))
+
+    timed = rounds.rotating_rounds(
+        range(len(scripts)),
+        repeat,
+        lambda i, _round: (time_script(scripts[i]), time_by_kind(scripts[i])),
+        warm_up=warm_up,
+    )
+    runs = [[total for total, _ in timed[i]] for i in range(len(scripts))]
+    kind_runs = [[by_kind for _, by_kind in timed[i]] for i in range(len(scripts))]
     results = []
     for script, times, kinds in zip(scripts, runs, kind_runs, strict=True):
         stats = script.stats()

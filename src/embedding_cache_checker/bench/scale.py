@@ -17,7 +17,7 @@ then every policy with every allocator): one script per size
 ``n_ops`` calls after the warm-up); then every size's warm-up is replayed,
 untimed, on a fresh cache, and all the warmed caches stay alive while
 ``repeat`` rounds each time the next window at every size (sizes in rotating
-order; ``runner.time_calls``), and a last window is timed call by call
+order: ``rounds.rotating_rounds``; ``runner.time_calls``), and a last window is timed call by call
 (``runner.time_each_call``) for the per-operation breakdown. A warm-up at
 2**20 blocks is about 1.6 million calls, so it is replayed once per size, not
 once per round. ``vs_smallest`` is the median of the per-round ratios to the
@@ -32,21 +32,14 @@ is its own doing.
 
 from __future__ import annotations
 
-import gc
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import implementations, policies, runner, workload
+from . import implementations, policies, rounds, runner, workload
 
 #: Pool sizes measured by default: 2**10, 2**14, 2**18, 2**20 blocks.
 SIZES = (1_024, 16_384, 262_144, 1_048_576)
-
-
-def _rotate(count: int, shift: int) -> list[int]:
-    order = list(range(count))
-    shift %= count
-    return order[shift:] + order[:shift]
 
 
 def _warmed(script: workload.Script, factory: implementations.Factory) -> workload.Cache:
@@ -66,32 +59,31 @@ def time_windows(
     factory: implementations.Factory,
     n_ops: int,
     repeat: int,
-    clock: runner.Clock = policies.CLOCK,
+    clock: runner.Clock = rounds.CLOCK,
 ) -> tuple[list[list[float]], list[dict[str, float]]]:
     """Per script: ns/op of windows 0 .. repeat-1, and ns per call by operation of window repeat.
 
-    Each script must hold ``repeat + 1`` windows of ``n_ops`` calls after its warm-up.
+    Each script must hold ``repeat + 1`` windows of ``n_ops`` calls after its
+    warm-up. Round k times window k of every script (``rounds.rotating_rounds``),
+    each on the cache its warm-up and windows 0 .. k-1 left behind.
+    O(total calls of the scripts).
     """
-    runs: list[list[float]] = [[] for _ in scripts]
-    gc.freeze()  # the scripts stay put: each window's gc.collect() need not walk them
-    try:
+    with rounds.frozen_gc():  # the scripts stay put: each window's gc.collect() skips them
         caches = [_warmed(script, factory) for script in scripts]
 
         def window(i: int, k: int) -> list[workload.BoundCall]:
             start = scripts[i].warmup + k * n_ops
             return workload.bind(scripts[i].ops[start : start + n_ops], caches[i])
 
-        for k in range(repeat):
-            for i in _rotate(len(scripts), k):
-                runs[i].append(runner.time_calls(window(i, k), clock))
+        timed = rounds.rotating_rounds(
+            range(len(scripts)), repeat, lambda i, k: runner.time_calls(window(i, k), clock)
+        )
         kinds = []
         for i, script in enumerate(scripts):
             start = script.warmup + repeat * n_ops
             names = [op for op, _ in script.ops[start : start + n_ops]]
             kinds.append(runner.time_each_call(window(i, repeat), names, clock))
-    finally:
-        gc.unfreeze()
-    return runs, kinds
+    return list(timed.values()), kinds
 
 
 def impl_rows(
@@ -101,7 +93,7 @@ def impl_rows(
     n_ops: int,
     repeat: int,
     seed: int,
-    clock: runner.Clock = policies.CLOCK,
+    clock: runner.Clock = rounds.CLOCK,
 ) -> list[dict[str, Any]]:
     """One row per pool size for one implementation, ratios against its smallest size."""
     ordered = sorted(set(sizes))
@@ -121,10 +113,7 @@ def impl_rows(
                 "ops": n_ops,
                 "ns_per_op": statistics.median(runs[i]),
                 "ns_per_op_runs": runs[i],
-                "vs_smallest": statistics.median(
-                    mine / theirs if theirs else 0.0
-                    for mine, theirs in zip(runs[i], runs[0], strict=True)
-                ),
+                "vs_smallest": rounds.median_ratio(runs[i], runs[0]),
                 "same_mix_vs_smallest": policies._same_mix_ratio(counts[0], by_kind[0], by_kind[i]),
                 "ns_per_call_by_op": by_kind[i],
                 "by_op_vs_smallest": {
@@ -156,7 +145,7 @@ def measure(
     n_ops: int = 60_000,
     repeat: int = 5,
     seed: int = 0,
-    clock: runner.Clock = policies.CLOCK,
+    clock: runner.Clock = rounds.CLOCK,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Rows for the seed and every implementation (default: all) at every size; JSON-ready.
