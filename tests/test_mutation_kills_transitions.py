@@ -89,10 +89,12 @@ def test_an_index_like_count_is_taken_at_its_value_zero_included() -> None:
 
 
 def test_the_lookup_error_is_typed_by_the_key() -> None:
-    bad = transitions._absent(7, "pin")
+    bad = transitions.bad_key_error(7, "pin")
     assert type(bad) is TypeError
     assert str(bad) == "EmbeddingCache.pin: key must be a str, not int"
-    absent = transitions._absent("k", "unpin")
+    with pytest.raises(UnknownKeyError) as raised:
+        EmbeddingCache(2).unpin("k")
+    absent = raised.value
     assert type(absent) is UnknownKeyError and isinstance(absent, KeyError)
     assert (absent.key, absent.operation) == ("k", "unpin")
     assert str(absent) == "EmbeddingCache: unpin of absent key 'k'"

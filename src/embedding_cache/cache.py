@@ -12,7 +12,7 @@ import threading
 from . import invariants, transitions
 from .entry import CacheEntry
 from .free_blocks import DEFAULT_ALLOCATOR, allocator_name
-from .policies import PolicySpec, make_policy
+from .policies import DEFAULT_POLICY, PolicySpec, make_policy
 from .state import CacheState
 
 
@@ -31,14 +31,14 @@ class EmbeddingCache:
     def __init__(
         self,
         num_blocks: int,
-        eviction: PolicySpec = "fifo",
+        eviction: PolicySpec = DEFAULT_POLICY,
         allocator: str = DEFAULT_ALLOCATOR,
     ) -> None:
         """A cache over block ids 0 .. num_blocks-1, all free.
 
-        ``eviction`` names the policy (``embedding_cache.EVICTION_POLICIES``:
-        "fifo", the seed's and the default, "gdsf", "s3fifo"), or is a
-        factory taking ``num_blocks`` and returning an ``EvictionPolicy``.
+        ``eviction`` names the policy (a key of ``embedding_cache.EVICTION_POLICIES``;
+        "fifo", the seed's, by default), or is a factory taking ``num_blocks``
+        and returning an ``EvictionPolicy``.
         ``allocator`` names how free ids are kept and handed out
         (``embedding_cache.ALLOCATORS``): "stack", the seed's and the default,
         or "extents", coalesced runs for fewer runs of consecutive ids per entry.

@@ -114,7 +114,7 @@ def _post(func: Callable[..., bool], name: str) -> Any:
     return icontract.ensure(func, name) if CHECKED else None
 
 
-def _order_post(func: Callable[..., bool]) -> Any:
+def order_post(func: Callable[..., bool]) -> Any:
     """A postcondition on the policy's own rule: reported under the running policy's
     order property (EvictOldestFirstProp, EvictLowestPriorityProp, ...)."""
     if not CHECKED:
@@ -247,7 +247,7 @@ alloc_contract = _contract(
     _post(alloc_fails_iff_short, "AllocFailsOnlyWhenShortProp"),
     _post(failed_alloc_changes_nothing, "FailedAllocUnchangedProp"),
     _post(alloc_evicts_only_needed, "EvictOnlyAsNeededProp"),
-    _order_post(alloc_evicts_policy_victims),
+    order_post(alloc_evicts_policy_victims),
     _post(alloc_takes_free_or_evicted, "HeldBlocksStableProp"),
     _post(alloc_conserves_blocks, "BlockConservationInv"),
     _post(alloc_new_entry_not_evictable, "EvictableSetInv"),
@@ -289,7 +289,7 @@ mark_ready_contract = _contract(
     _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
     _post(mark_ready_joins_evictable, "EvictableSetInv"),
-    _order_post(joins_where_the_rule_puts_it),
+    order_post(joins_where_the_rule_puts_it),
     _post(mark_ready_counts_blocks, "EvictableCountInv"),
     _post(mark_ready_moves_no_block, "BlockConservationInv"),
 )
@@ -404,7 +404,7 @@ unpin_contract = _contract(
     _snap(_snap_key, "pre"),
     _post(unpin_drops_one, "TypeOK"),
     _post(unpin_rejoins_last, "EvictableSetInv"),
-    _order_post(joins_where_the_rule_puts_it),
+    order_post(joins_where_the_rule_puts_it),
     _post(unpin_recounts_last, "EvictableCountInv"),
     _post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )

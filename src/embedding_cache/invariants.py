@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .errors import InvariantViolationError
-from .state import CacheState
+from .state import CacheState, has_held_entries
 
 
 def type_ok(s: CacheState) -> str | None:
@@ -91,9 +91,6 @@ def evictable_count_inv(s: CacheState) -> str | None:
 
 def held_entries_inv(s: CacheState) -> str | None:
     """HeldEntriesInv: has_held_entries() iff some entry is not-ready or pinned."""
-    # Imported here: transitions imports this module for its contracts.
-    from .transitions import has_held_entries
-
     held = any(e._pin_count != 0 for e in s.entries.values())
     if has_held_entries(s) != held:
         return f"has_held_entries() is {not held} but some-entry-held is {held}"
@@ -131,11 +128,6 @@ def violations(s: CacheState) -> list[tuple[str, str]]:
         if detail is not None:
             out.append((name, detail))
     return out
-
-
-def all_hold(s: CacheState) -> bool:
-    """True iff every invariant holds (the form contracts use). O(N + entries)."""
-    return not violations(s)
 
 
 def check(s: CacheState) -> None:

@@ -109,3 +109,14 @@ class CacheState:
             f"entries={self.entries!r}, policy={self.policy.name}:{self.policy.abstract()!r}, "
             f"evictable_blocks={self.evictable_blocks})"
         )
+
+
+def has_held_entries(s: CacheState) -> bool:
+    """True iff some entry is not-ready or pinned (HeldEntriesInv). O(1).
+
+    Held entries are exactly the live ones the policy does not hold as
+    evictable (EvictableSetInv). It lives here, beside the state, because the
+    transitions, the invariants and the contracts all read it (here it makes
+    no import cycle).
+    """
+    return len(s.entries) != s.evictable_count()

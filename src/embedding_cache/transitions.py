@@ -31,25 +31,19 @@ from .errors import (
     NotReadyError,
     UnknownKeyError,
 )
-from .state import CacheState
+from .state import CacheState, has_held_entries
 
 # --------------------------------------------------------------------------
 # Argument validation: raised identically in every build, before any change.
 
 
-def _bad_key(key: object, operation: str) -> TypeError:
+def bad_key_error(key: object, operation: str) -> TypeError:
+    """The TypeError every method raises for a key that is not a str. O(1)."""
     return TypeError(f"EmbeddingCache.{operation}: key must be a str, not {type(key).__name__}")
 
 
-def _absent(key: object, operation: str) -> Exception:
-    """The error for a failed lookup: a bad key type, or an absent key."""
-    if not isinstance(key, str):
-        return _bad_key(key, operation)
-    return UnknownKeyError(key, operation)
-
-
-def _count(n_blocks: object) -> int:
-    """``n_blocks`` as an int, or a TypeError/ValueError naming what is wrong."""
+def block_count(n_blocks: object) -> int:
+    """``n_blocks`` as an int, or a TypeError/ValueError naming what is wrong. O(1)."""
     if isinstance(n_blocks, bool):
         raise TypeError("EmbeddingCache.alloc: n_blocks must be an int, not bool")
     try:
@@ -86,17 +80,8 @@ def get(s: CacheState, key: str) -> CacheEntry | None:
         TypeError: ``key`` is not a str.
     """
     if not isinstance(key, str):
-        raise _bad_key(key, "get")  # before the lookup: a foreign key may equal a live one
+        raise bad_key_error(key, "get")  # before the lookup: a foreign key may equal a live one
     return s.entries.get(key)
-
-
-def has_held_entries(s: CacheState) -> bool:
-    """True iff some entry is not-ready or pinned (HeldEntriesInv). O(1).
-
-    Held entries are exactly the live ones the policy does not hold as
-    evictable (EvictableSetInv).
-    """
-    return len(s.entries) != s.evictable_count()
 
 
 # --------------------------------------------------------------------------
@@ -124,11 +109,11 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
         CapacityError: ``n_blocks`` exceeds the pool size (an AssertionError).
     """
     if not isinstance(key, str):
-        raise _bad_key(key, "alloc")
+        raise bad_key_error(key, "alloc")
     if type(n_blocks) is not int:
-        n_blocks = _count(n_blocks)
+        n_blocks = block_count(n_blocks)
     elif n_blocks < 0:
-        _count(n_blocks)
+        block_count(n_blocks)
     entries = s.entries
     existing = entries.get(key)
     if existing is not None:
@@ -141,7 +126,7 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
     if len(free) < n_blocks:
         if len(free) + s.evictable_blocks < n_blocks:
             return None  # fail fast: evicting everything evictable would not be enough
-        _evict_until(s, n_blocks)
+        evict_until(s, n_blocks)
     # Ascending ids: an evicted entry's blocks go back to the pool in order,
     # so a later alloc of the same size can get them back contiguous.
     entry = CacheEntry(free.take(n_blocks))
@@ -152,7 +137,7 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
     return entry
 
 
-def _evict_until(s: CacheState, n_blocks: int) -> None:
+def evict_until(s: CacheState, n_blocks: int) -> None:
     """Evict the policy's victims until ``n_blocks`` blocks are free [Evict, inside Alloc].
 
     The caller has checked that free + evictable blocks suffice, so the
@@ -179,7 +164,9 @@ def mark_ready(s: CacheState, key: str) -> None:
         AlreadyReadyError: the entry is already ready or pinned (an AssertionError).
     """
     if not isinstance(key, str):
-        raise _bad_key(key, "mark_ready")  # before the lookup: a foreign key may equal a live one
+        raise bad_key_error(
+            key, "mark_ready"
+        )  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
     except KeyError:
@@ -202,14 +189,14 @@ def pin(s: CacheState, key: str) -> None:
         NotReadyError: the entry is not ready (an AssertionError).
     """
     if not isinstance(key, str):
-        raise _bad_key(key, "pin")  # before the lookup: a foreign key may equal a live one
+        raise bad_key_error(key, "pin")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
     except KeyError:
         raise UnknownKeyError(key, "pin") from None
     if entry._pin_count < 0:
         raise NotReadyError(key, entry.state_name())
-    _pin_step(s, key, entry)
+    pin_step(s, key, entry)
 
 
 @contracts.pin_if_ready_contract
@@ -223,16 +210,16 @@ def pin_if_ready(s: CacheState, key: str) -> CacheEntry | None:
         TypeError: ``key`` is not a str.
     """
     if not isinstance(key, str):
-        raise _bad_key(key, "pin_if_ready")  # before the lookup, as in get
+        raise bad_key_error(key, "pin_if_ready")  # before the lookup, as in get
     entry = s.entries.get(key)
     if entry is None:
         return None
     if entry._pin_count >= 0:
-        _pin_step(s, key, entry)
+        pin_step(s, key, entry)
     return entry
 
 
-def _pin_step(s: CacheState, key: str, entry: CacheEntry) -> None:
+def pin_step(s: CacheState, key: str, entry: CacheEntry) -> None:
     """Add one pin to a ready entry, a use; the first pin makes it unevictable [PinStep].
 
     O(1) (the policy's ``hold`` and ``hit`` are O(1) amortized).
@@ -259,7 +246,7 @@ def unpin(s: CacheState, key: str) -> None:
         NotPinnedError: the entry holds no pin (an AssertionError).
     """
     if not isinstance(key, str):
-        raise _bad_key(key, "unpin")  # before the lookup: a foreign key may equal a live one
+        raise bad_key_error(key, "unpin")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
     except KeyError:
@@ -288,7 +275,7 @@ def discard(s: CacheState, key: str) -> None:
         DiscardHeldError: the entry is ready or pinned (an AssertionError).
     """
     if not isinstance(key, str):
-        raise _bad_key(key, "discard")  # before the lookup: a foreign key may equal a live one
+        raise bad_key_error(key, "discard")  # before the lookup: a foreign key may equal a live one
     try:
         entry = s.entries[key]
     except KeyError:

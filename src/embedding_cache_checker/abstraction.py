@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from embedding_cache import transitions
-from embedding_cache.state import CacheState
+from embedding_cache.verification import CacheState, has_held_entries
 
 
 class AbstractEntry(NamedTuple):
@@ -69,18 +68,9 @@ def abstract_state(s: CacheState) -> AbstractState:
     """Read ``s`` as the spec's state. O(entries log entries + the policy's abstract)."""
     return AbstractState(
         entries=tuple(
-            sorted((k, AbstractEntry(e._pin_count, len(e.block_ids))) for k, e in s.entries.items())
+            sorted((k, AbstractEntry(e.pin_count, len(e.block_ids))) for k, e in s.entries.items())
         ),
         policy=policy_view(s.policy.abstract()),
         free=len(s.free),
-        held=transitions.has_held_entries(s),
+        held=has_held_entries(s),
     )
-
-
-def phase(pins: int | None) -> str:
-    """The lifecycle phase of a pin count: absent, not-ready, ready or pinned."""
-    if pins is None:
-        return "absent"
-    if pins < 0:
-        return "not-ready"
-    return "ready" if pins == 0 else "pinned"

@@ -3,7 +3,7 @@
 ``EmbeddingCache`` itself carries no tracing code, so tracing costs nothing
 when it is off; construct a ``TracedEmbeddingCache`` (with any eviction
 policy) to record. It hooks into the cache's one path into the transitions:
-its transition table (``EmbeddingCache._ops``) holds recording wrappers, which
+its transition table (``verification.install_transitions``) holds recording wrappers, which
 the cache's own methods call with the cache's own lock held. So the steps of
 concurrent callers are appended in the order their operations took effect (a
 linearization), and no method is re-implemented. A step records the abstract
@@ -18,12 +18,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from embedding_cache import transitions
-from embedding_cache.cache import EmbeddingCache
-from embedding_cache.entry import CacheEntry
+from embedding_cache import CacheEntry, EmbeddingCache
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
-from embedding_cache.policies import PolicySpec, make_policy
-from embedding_cache.state import CacheState
+from embedding_cache.policies import PolicySpec
+from embedding_cache.verification import CacheState, Transitions, install_transitions, transitions
 
 from .abstraction import AbstractState, abstract_state
 
@@ -66,9 +64,8 @@ class TracedEmbeddingCache(EmbeddingCache):
         self.trace: list[TraceStep] = []
         chosen = dict(transitions.OPERATIONS)
         chosen.update(operations or {})
-        self._ops = transitions.Transitions(
-            {name: self._recording(name, func) for name, func in chosen.items()}
-        )
+        table = Transitions({name: self._recording(name, func) for name, func in chosen.items()})
+        install_transitions(self, table)
 
     def _recording(self, op: str, call: Callable[..., Any]) -> Callable[..., Any]:
         """``call`` (the transition ``op``), recording each call's step; the cache's
@@ -107,8 +104,3 @@ class TracedEmbeddingCache(EmbeddingCache):
     def eviction_spec(self) -> PolicySpec:
         """What the cache was built with (``eviction=``): a policy name or a factory. O(1)."""
         return self._eviction
-
-    def initial_state(self) -> AbstractState:
-        """The abstract state of an empty cache of this size and policy (the trace's start)."""
-        n = self.num_blocks
-        return abstract_state(CacheState(n, make_policy(self._eviction, n)))

@@ -2,10 +2,19 @@
 
 ``EVICTION_POLICIES`` maps each name ``EmbeddingCache(..., eviction=NAME)``
 accepts to its class; ``make_policy`` builds one for a pool.
+
+The registry is found, not listed: every module of this package (but
+``base``) that defines a concrete ``EvictionPolicy`` subclass with a ``name``
+adds it, so a new policy is one new module here and no edit anywhere else.
+Everything else that needs every policy (the checker, the tests, the bench)
+iterates this registry.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from collections.abc import Callable
 from typing import Any
 
@@ -14,12 +23,38 @@ from .fifo import FifoPolicy
 from .gdsf import GdsfPolicy
 from .s3fifo import S3FifoPolicy
 
-#: Every policy by the name the cache takes; "fifo" (the seed's) is the default.
-EVICTION_POLICIES: dict[str, type[EvictionPolicy]] = {
-    FifoPolicy.name: FifoPolicy,
-    GdsfPolicy.name: GdsfPolicy,
-    S3FifoPolicy.name: S3FifoPolicy,
-}
+#: The policy a cache uses unless told otherwise: the seed's.
+DEFAULT_POLICY = FifoPolicy.name
+
+
+def _discover() -> dict[str, type[EvictionPolicy]]:
+    """Every policy class defined in a module of this package, by its name: the
+    default first, then by module name. O(modules); runs once, at import.
+
+    Raises:
+        RuntimeError: two classes claim one name (a registry must be a function).
+    """
+    found: dict[str, type[EvictionPolicy]] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for cls in vars(module).values():
+            if (
+                inspect.isclass(cls)
+                and issubclass(cls, EvictionPolicy)
+                and cls.__module__ == module.__name__
+                and not inspect.isabstract(cls)
+            ):
+                other = found.setdefault(cls.name, cls)
+                if other is not cls:
+                    raise RuntimeError(f"two eviction policies are named {cls.name!r}")
+    default = found.pop(DEFAULT_POLICY)
+    return {DEFAULT_POLICY: default, **found}
+
+
+#: Every policy by the name the cache takes; "fifo" (the seed's) is the default, first.
+EVICTION_POLICIES: dict[str, type[EvictionPolicy]] = _discover()
 
 #: What ``eviction=`` accepts: a name, or a callable taking ``num_blocks`` (e.g. a
 #: policy class, or ``functools.partial(GdsfPolicy, scale=4)``).
@@ -52,6 +87,7 @@ def make_policy(eviction: object, num_blocks: int) -> EvictionPolicy:
 
 
 __all__ = [
+    "DEFAULT_POLICY",
     "EVICTION_POLICIES",
     "EvictionPolicy",
     "FifoPolicy",

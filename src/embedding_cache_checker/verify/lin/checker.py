@@ -84,7 +84,7 @@ def _settle(call: Call, spec: Outcome, after: Node, pending: Pending) -> Pending
     kept = []
     for key, deadline in pending:
         entry = after.state.entries.get(key)
-        if entry is not None and entry._pin_count == NOT_READY:
+        if entry is not None and entry.pin_count == NOT_READY:
             kept.append((key, deadline))  # still waiting for its mark_ready
         elif not (call.op == "mark_ready" and call.args[0] == key and call.invoked <= deadline):
             return None  # made ready too late to have been seen, or discarded

@@ -20,10 +20,15 @@ from __future__ import annotations
 
 import time
 
-from embedding_cache import transitions
-from embedding_cache.cache import EmbeddingCache
-from embedding_cache.entry import NOT_READY, CacheEntry
-from embedding_cache.errors import CapacityError, DuplicateAllocError
+from embedding_cache import CacheEntry, CapacityError, DuplicateAllocError, EmbeddingCache
+from embedding_cache.verification import (
+    NOT_READY,
+    lock_of,
+    set_pin_count,
+    state_of,
+    transitions,
+    transitions_of,
+)
 
 
 class SplitAlloc(EmbeddingCache):
@@ -37,10 +42,10 @@ class SplitAlloc(EmbeddingCache):
     __slots__ = ()
 
     def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
-        with self._lock:
-            s = self._state
+        with lock_of(self):
+            s = state_of(self)
             if not isinstance(key, str) or type(n_blocks) is not int or n_blocks < 0:
-                return self._ops.alloc(s, key, n_blocks)  # let the real one raise
+                return transitions_of(self).alloc(s, key, n_blocks)  # let the real one raise
             existing = s.entries.get(key)
             if existing is not None:
                 raise DuplicateAllocError(key, existing.state_name())
@@ -49,11 +54,11 @@ class SplitAlloc(EmbeddingCache):
             if len(s.free) < n_blocks:
                 if len(s.free) + s.evictable_blocks < n_blocks:
                     return None
-                transitions._evict_until(s, n_blocks)
+                transitions.evict_until(s, n_blocks)
         time.sleep(0)  # the window: the lock is free here
-        with self._lock:
+        with lock_of(self):
             # The bug: assumes the key is still absent and the blocks still free.
-            s = self._state
+            s = state_of(self)
             entry = CacheEntry(s.free.take(min(n_blocks, len(s.free))))
             s.entries[key] = entry
             if s.on_admit is not None:
@@ -71,13 +76,15 @@ class SplitPinIfReady(EmbeddingCache):
     __slots__ = ()
 
     def pin_if_ready(self, key: str) -> CacheEntry | None:
-        with self._lock:
-            entry = self._ops.get(self._state, key)
+        with lock_of(self):
+            entry = transitions_of(self).get(state_of(self), key)
         if entry is None or not entry.ready:
             return entry
         time.sleep(0)  # the window: the lock is free here
-        with self._lock:
-            self._ops.pin(self._state, key)  # the bug: pins whatever holds the key now
+        with lock_of(self):
+            transitions_of(self).pin(
+                state_of(self), key
+            )  # the bug: pins whatever holds the key now
         return entry
 
 
@@ -91,16 +98,16 @@ class UnlockedUnpin(EmbeddingCache):
     __slots__ = ()
 
     def unpin(self, key: str) -> None:
-        s = self._state  # the bug: no `with self._lock:`
+        s = state_of(self)  # the bug: no `with lock_of(self):`
         entry = s.entries.get(key)
-        if entry is None or entry._pin_count <= 0:
-            with self._lock:
-                self._ops.unpin(s, key)  # let the real one raise
+        if entry is None or entry.pin_count <= 0:
+            with lock_of(self):
+                transitions_of(self).unpin(s, key)  # let the real one raise
             return
-        count = entry._pin_count
+        count = entry.pin_count
         time.sleep(0)  # the window between the read and the write
         count -= 1
-        entry._pin_count = count
+        set_pin_count(entry, count)
         if count == 0:
             size = len(entry.block_ids)
             s.on_release(key, size)
@@ -117,12 +124,12 @@ class UnlockedPinIfReady(EmbeddingCache):
     __slots__ = ()
 
     def pin_if_ready(self, key: str) -> CacheEntry | None:
-        s = self._state  # the bug: no `with self._lock:`
+        s = state_of(self)  # the bug: no `with lock_of(self):`
         entry = s.entries.get(key)
-        if entry is None or entry._pin_count == NOT_READY:
+        if entry is None or entry.pin_count == NOT_READY:
             return entry
         time.sleep(0)  # the window between the check and the act
-        transitions._pin_step(s, key, entry)
+        transitions.pin_step(s, key, entry)
         return entry
 
 

@@ -42,7 +42,7 @@ def fingerprint(s: CacheState) -> Hashable:
     """
     return (
         tuple(s.free),
-        tuple(sorted((k, e._pin_count, e.block_ids) for k, e in s.entries.items())),
+        tuple(sorted((k, e.pin_count, e.block_ids) for k, e in s.entries.items())),
         s.evictable_blocks,
         policy_view(s.policy.abstract()),
     )

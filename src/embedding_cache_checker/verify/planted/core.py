@@ -8,8 +8,8 @@ conditions. The bodies talk to the policy only through its hooks (``s.on_ready``
 bug is one for every policy. ``inspect.unwrap`` gives the bare body (no
 contract code), for the layers that must catch a bug on their own.
 
-The catalogue entry of each (name, expected conditions, witness) is in
-``planted/__init__.py``.
+``BUGS`` holds their catalogue entries (name, expected conditions, witness,
+TLA+ bug model); ``QUERY_BUGS`` the bug in a query's answer, kept apart.
 """
 
 from __future__ import annotations
@@ -18,22 +18,39 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from embedding_cache import contracts, transitions
-from embedding_cache.entry import NOT_READY, CacheEntry
-from embedding_cache.errors import (
+from embedding_cache import (
     AlreadyReadyError,
+    CacheEntry,
     CapacityError,
     DiscardHeldError,
     DuplicateAllocError,
     NotPinnedError,
     NotReadyError,
+    UnknownKeyError,
 )
-from embedding_cache.state import CacheState
-from embedding_cache.transitions import _absent, _bad_key, _count, _pin_step
+from embedding_cache.verification import (
+    NOT_READY,
+    CacheState,
+    bad_key_error,
+    block_count,
+    contracts,
+    pin_step,
+    set_pin_count,
+    transitions,
+)
+
+from .bug import LAYERS, ORDER, PINNED_A, READY_ABC, PlantedBug, transition_bug
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _RAISES = re.compile(r"^[ \t]*Raises:.*", re.MULTILINE | re.DOTALL)
+
+
+def _absent(key: object, operation: str) -> Exception:
+    """The error the real lookups raise: a bad key type, or an absent key. O(1)."""
+    if not isinstance(key, str):
+        return bad_key_error(key, operation)
+    return UnknownKeyError(key, operation)
 
 
 def _raises_like(real: Callable[..., Any]) -> Callable[[F], F]:
@@ -55,11 +72,11 @@ def _raises_like(real: Callable[..., Any]) -> Callable[[F], F]:
 def _alloc_checks(s: CacheState, key: str, n_blocks: int) -> int:
     """``alloc``'s argument and lifecycle checks, unchanged (the bugs are after them). O(1)."""
     if not isinstance(key, str):
-        raise _bad_key(key, "alloc")
+        raise bad_key_error(key, "alloc")
     if type(n_blocks) is not int:
-        n_blocks = _count(n_blocks)
+        n_blocks = block_count(n_blocks)
     elif n_blocks < 0:
-        _count(n_blocks)
+        block_count(n_blocks)
     existing = s.entries.get(key)
     if existing is not None:
         raise DuplicateAllocError(key, existing.state_name())
@@ -81,7 +98,7 @@ def _take(s: CacheState, key: str, n_blocks: int) -> CacheEntry:
 
 
 def _evict_one(s: CacheState) -> None:
-    """Evict the policy's next victim, as ``transitions._evict_until`` does, once. O(its blocks)."""
+    """Evict the policy's next victim, as ``transitions.evict_until`` does, once. O(its blocks)."""
     blocks = s.entries.pop(s.on_evict()[0]).block_ids
     s.evictable_blocks -= len(blocks)
     s.free.give(blocks)
@@ -135,7 +152,7 @@ def _not_ready_entry(s: CacheState, key: str) -> CacheEntry:
         entry = s.entries[key]
     except (KeyError, TypeError):
         raise _absent(key, "mark_ready") from None
-    if entry._pin_count != NOT_READY:
+    if entry.pin_count != NOT_READY:
         raise AlreadyReadyError(key, entry.state_name())
     return entry
 
@@ -145,7 +162,7 @@ def _not_ready_entry(s: CacheState, key: str) -> CacheEntry:
 def mark_ready_forgets_count(s: CacheState, key: str) -> None:
     """PLANTED BUG (MarkReadyForgetsCount): tells the policy but never counts the blocks."""
     entry = _not_ready_entry(s, key)
-    entry._pin_count = 0
+    set_pin_count(entry, 0)
     s.on_ready(key, len(entry.block_ids))
     # the bug: s.evictable_blocks += len(entry.block_ids) is missing
 
@@ -155,7 +172,7 @@ def mark_ready_forgets_count(s: CacheState, key: str) -> None:
 def mark_ready_forgets_policy(s: CacheState, key: str) -> None:
     """PLANTED BUG (MarkReadyForgetsPolicy): counts the blocks but never tells the policy."""
     entry = _not_ready_entry(s, key)
-    entry._pin_count = 0
+    set_pin_count(entry, 0)
     s.evictable_blocks += len(entry.block_ids)  # the bug: s.on_ready(key, size) is missing
 
 
@@ -171,12 +188,12 @@ def pin_keeps_evictable(s: CacheState, key: str) -> None:
         entry = s.entries[key]
     except (KeyError, TypeError):
         raise _absent(key, "pin") from None
-    count = entry._pin_count
+    count = entry.pin_count
     if count < 0:
         raise NotReadyError(key, entry.state_name())
     if count == 0:
         s.evictable_blocks -= len(entry.block_ids)  # the bug: s.on_hold(key) is missing
-    entry._pin_count = count + 1
+    set_pin_count(entry, count + 1)
     hit = s.on_hit
     if hit is not None:
         hit(key)
@@ -191,13 +208,13 @@ def pin_always_uncounts(s: CacheState, key: str) -> None:
         entry = s.entries[key]
     except (KeyError, TypeError):
         raise _absent(key, "pin") from None
-    count = entry._pin_count
+    count = entry.pin_count
     if count < 0:
         raise NotReadyError(key, entry.state_name())
     if count == 0:
         s.on_hold(key)
     s.evictable_blocks -= len(entry.block_ids)  # the bug: only when count == 0
-    entry._pin_count = count + 1
+    set_pin_count(entry, count + 1)
     hit = s.on_hit
     if hit is not None:
         hit(key)
@@ -213,13 +230,13 @@ def pin_if_ready_pins_not_ready(s: CacheState, key: str) -> CacheEntry | None:
     entry = s.entries.get(key)
     if entry is None:
         if not isinstance(key, str):
-            raise _bad_key(key, "pin_if_ready")
+            raise bad_key_error(key, "pin_if_ready")
         return None
-    count = entry._pin_count  # the bug: no early return when count < 0
+    count = entry.pin_count  # the bug: no early return when count < 0
     if count >= 0:
-        _pin_step(s, key, entry)
+        pin_step(s, key, entry)
     else:
-        entry._pin_count = count + 1  # -1 -> 0: "ready", yet never made evictable
+        set_pin_count(entry, count + 1)  # -1 -> 0: "ready", yet never made evictable
     return entry
 
 
@@ -230,9 +247,9 @@ def pin_if_ready_forgets_pin(s: CacheState, key: str) -> CacheEntry | None:
     entry = s.entries.get(key)
     if entry is None:
         if not isinstance(key, str):
-            raise _bad_key(key, "pin_if_ready")
+            raise bad_key_error(key, "pin_if_ready")
         return None
-    return entry  # the bug: _pin_step(s, key, entry) is missing for a ready entry
+    return entry  # the bug: pin_step(s, key, entry) is missing for a ready entry
 
 
 # ---------------------------------------------------------------- unpin
@@ -244,11 +261,11 @@ def _unpin_step(s: CacheState, key: str) -> tuple[CacheEntry, int]:
         entry = s.entries[key]
     except (KeyError, TypeError):
         raise _absent(key, "unpin") from None
-    count = entry._pin_count
+    count = entry.pin_count
     if count <= 0:
         raise NotPinnedError(key, entry.state_name())
     count -= 1
-    entry._pin_count = count
+    set_pin_count(entry, count)
     return entry, count
 
 
@@ -296,7 +313,7 @@ def discard_keeps_blocks(s: CacheState, key: str) -> None:
         entry = s.entries[key]
     except (KeyError, TypeError):
         raise _absent(key, "discard") from None
-    if entry._pin_count != NOT_READY:
+    if entry.pin_count != NOT_READY:
         raise DiscardHeldError(key, entry.state_name())
     del s.entries[key]  # the bug: s.free.extend(entry.block_ids) is missing
     forget = s.on_forget
@@ -310,4 +327,89 @@ def discard_keeps_blocks(s: CacheState, key: str) -> None:
 def has_held_entries_not_ready_only(s: CacheState) -> bool:
     """PLANTED BUG (HeldIgnoresPins): counts only not-ready entries as held, forgetting
     the pinned ones (tla/: MCBugHeldIgnoresPins). O(entries)."""
-    return any(e._pin_count == NOT_READY for e in s.entries.values())  # the bug: pins != 0
+    return any(e.pin_count == NOT_READY for e in s.entries.values())  # the bug: pins != 0
+
+
+# ---------------------------------------------------------------- the entries
+
+#: The shared core's bugs: broken transitions, each a bug under every policy.
+BUGS: tuple[PlantedBug, ...] = (
+    transition_bug(
+        "EvictOneTooMany", alloc_evict_one_too_many,
+        (ORDER, "BlockConservationInv", "EvictableCountInv"),
+        (*READY_ABC, ("alloc", "d", 1)), "MCBugEvictOneTooMany",
+    ),
+    transition_bug(
+        "EvictBeforeFailFast", alloc_evict_before_fail_fast,
+        ("FailedAllocUnchangedProp",),
+        (("alloc", "n", 1), ("alloc", "a", 1), ("mark_ready", "a"), ("alloc", "b", 1),
+         ("mark_ready", "b"), ("alloc", "d", 3)),
+        "MCBugEvictBeforeFailFast",
+    ),
+    transition_bug(
+        "FailFastFreeOnly", alloc_fail_fast_free_only,
+        ("AllocFailsOnlyWhenShortProp",),
+        (*READY_ABC, ("alloc", "d", 2)), "MCBugFailFastFreeOnly",
+    ),
+    transition_bug(
+        "MarkReadyForgetsCount", mark_ready_forgets_count,
+        ("EvictableCountInv",),
+        (("alloc", "a", 2), ("mark_ready", "a")), "MCBugMarkReadyForgetsCount",
+    ),
+    transition_bug(
+        "MarkReadyForgetsPolicy", mark_ready_forgets_policy,
+        ("EvictableSetInv",),
+        (("alloc", "a", 2), ("mark_ready", "a")),
+    ),
+    transition_bug(
+        "PinKeepsEvictable", pin_keeps_evictable,
+        ("EvictableSetInv", "EvictableCountInv"),
+        (*READY_ABC, ("pin", "b")), "MCBugEvictPinned",
+    ),
+    transition_bug(
+        "PinAlwaysDecrements", pin_always_uncounts,
+        ("EvictableCountInv",),
+        (*PINNED_A, ("pin", "a")), "MCBugPinAlwaysDecrements",
+    ),
+    transition_bug(
+        "PinIfReadyPinsNotReady", pin_if_ready_pins_not_ready,
+        ("MisuseUnchangedProp",),
+        (("alloc", "a", 1), ("pin_if_ready", "a")),
+    ),
+    transition_bug(
+        "PinIfReadyForgetsPin", pin_if_ready_forgets_pin,
+        ("EvictableSetInv",),
+        (("alloc", "a", 1), ("mark_ready", "a"), ("pin_if_ready", "a")),
+    ),
+    transition_bug(
+        "UnpinForgetsRelease", unpin_forgets_release,
+        ("EvictableSetInv",),
+        (("alloc", "z", 1), ("mark_ready", "z"), *PINNED_A, ("unpin", "a")),
+    ),
+    transition_bug(
+        "UnpinForgetsCount", unpin_forgets_count,
+        ("EvictableCountInv",),
+        (*PINNED_A, ("unpin", "a")), "MCBugUnpinForgetsCount",
+    ),
+    transition_bug(
+        "UnpinDoubleAppend", unpin_always_releases,
+        ("EvictableSetInv",),
+        (*PINNED_A, ("pin", "a"), ("unpin", "a")), "MCBugUnpinDoubleAppend",
+    ),
+    transition_bug(
+        "DiscardKeepsBlocks", discard_keeps_blocks,
+        ("BlockConservationInv",),
+        (("alloc", "a", 2), ("discard", "a")), "MCBugDiscardKeepsBlocks",
+    ),
+)  # fmt: skip
+
+#: Bugs in a query's answer, which no layer of ``LAYERS`` can see (module docstring).
+QUERY_BUGS: tuple[PlantedBug, ...] = (
+    PlantedBug(
+        "HeldIgnoresPins", None, "query", "has_held_entries", frozenset(("HeldEntriesInv",)),
+        "MCBugHeldIgnoresPins", (*PINNED_A, ("has_held_entries", "")),
+        body=has_held_entries_not_ready_only, blind=frozenset(LAYERS),
+        why_blind="a query's answer, not the state: every layer reads the state (the "
+        "abstraction asks the real has_held_entries); the cache's own method is wrong",
+    ),
+)  # fmt: skip

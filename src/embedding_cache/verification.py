@@ -1,0 +1,99 @@
+"""The verification interface: what a checker may use beyond the public API.
+
+The cache's public API (``embedding_cache.__all__``: ``EmbeddingCache``,
+``CacheEntry``, the errors, the registries) is what an engine uses. A
+checker -- the package ``embedding_cache_checker`` beside this one, or any
+other tool that replays, traces or model-checks the cache -- also needs to
+see the plain state behind a cache, to run the transitions on a state of its
+own, and to swap a transition for a deliberately broken one. This module is
+the one documented place for that; nothing here is needed to *use* the
+cache, and the cache never imports it.
+
+What it offers, each O(1) unless said:
+
+* the cache's parts: ``lock_of(cache)`` (its one lock);
+* the state: ``CacheState`` (spec/SPEC.md section 2.2 maps its fields to the
+  spec), ``state_of(cache)``, ``has_held_entries(state)``;
+* the transitions: the functions of ``transitions`` (one per operation,
+  unlocked, over a ``CacheState``), their table ``Transitions`` (``REAL``,
+  ``OPERATIONS``), ``transitions_of(cache)`` and ``install_transitions(cache,
+  table)`` (the one path tracing and planted bugs take into a cache: the
+  cache's own methods still take the lock around every call);
+* the building blocks a broken copy of a transition reuses, so that it
+  differs from the real one only where its bug is: ``bad_key_error``,
+  ``block_count``, ``pin_step``, ``evict_until``, ``NOT_READY`` and
+  ``set_pin_count(entry, n)`` (the entry's pin count is otherwise read-only);
+* the checked build's pieces: ``contracts`` (each operation's contract, as a
+  decorator a broken body can wear), ``invariants`` (the named invariants
+  and the O(N) sweep), ``snapshots`` (what the contracts compare).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from . import contracts, invariants, snapshots, transitions
+from .cache import EmbeddingCache
+from .entry import NOT_READY, CacheEntry
+from .state import CacheState, has_held_entries
+from .transitions import (
+    OPERATIONS,
+    REAL,
+    Transitions,
+    bad_key_error,
+    block_count,
+    evict_until,
+    pin_step,
+)
+
+
+def state_of(cache: EmbeddingCache) -> CacheState:
+    """The plain state behind ``cache``. Read it, or change it, only with the cache's
+    lock held or while no other thread uses the cache. O(1)."""
+    return cache._state
+
+
+def lock_of(cache: EmbeddingCache) -> threading.Lock:
+    """The lock every public method of ``cache`` holds for its whole call (for tools
+    that build a deliberately non-linearizable variant of a method). O(1)."""
+    return cache._lock
+
+
+def transitions_of(cache: EmbeddingCache) -> Transitions:
+    """The transition table ``cache``'s methods call under its lock. O(1)."""
+    return cache._ops
+
+
+def install_transitions(cache: EmbeddingCache, table: Transitions) -> None:
+    """Make ``cache``'s methods call ``table``'s functions (still under the cache's
+    lock): how tracing records and how a planted bug runs inside a real cache. O(1)."""
+    cache._ops = table
+
+
+def set_pin_count(entry: CacheEntry, count: int) -> None:
+    """Set ``entry``'s pin count (``NOT_READY``, 0 or the number of pins): for a
+    broken copy of a transition only; the cache's own bookkeeping is not told. O(1)."""
+    entry._pin_count = count
+
+
+__all__ = [
+    "NOT_READY",
+    "OPERATIONS",
+    "REAL",
+    "CacheState",
+    "Transitions",
+    "bad_key_error",
+    "block_count",
+    "contracts",
+    "evict_until",
+    "has_held_entries",
+    "install_transitions",
+    "invariants",
+    "lock_of",
+    "pin_step",
+    "set_pin_count",
+    "snapshots",
+    "state_of",
+    "transitions",
+    "transitions_of",
+]
