@@ -292,8 +292,7 @@ def test_curves_group_the_rows_by_workload_and_policy() -> None:
     }
 
 
-def test_cost_ratios_and_targets_are_computed_from_the_rows() -> None:
-    assert policies._same_mix_ratio({"a": 1, "b": 3}, {"a": 10.0, "b": 10.0}, {"a": 40.0}) == 4.0
+def test_targets_are_computed_from_the_rows() -> None:
     hit_rows = [
         {"workload": "reuse", "num_blocks": 8, "policy": "fifo", "request_hit_vs_fifo": 1.0},
         {"workload": "reuse", "num_blocks": 8, "policy": "x", "request_hit_vs_fifo": 1.2},

@@ -58,6 +58,17 @@ def test_ratios_are_medians_of_per_round_ratios() -> None:
         rounds.median_ratio([1.0], [1.0, 2.0])
 
 
+def test_same_mix_ratio_weights_both_by_the_same_counts() -> None:
+    # "b" is missing from the costs, so only "a" (1 call) is compared: 40 / 10.
+    assert rounds.same_mix_ratio({"a": 1, "b": 3}, {"a": 10.0, "b": 10.0}, {"a": 40.0}) == 4.0
+    # Each call costs 3x, whatever the counts: 3x.
+    counts = {"get": 9, "alloc": 1}
+    assert rounds.same_mix_ratio(
+        counts, {"get": 10.0, "alloc": 100.0}, {"get": 30.0, "alloc": 300.0}
+    ) == pytest.approx(3.0)
+    assert rounds.same_mix_ratio({"get": 1}, {"get": 0.0}, {"get": 5.0}) == 0.0  # base is free
+
+
 def test_the_collector_is_thawed_even_after_an_error() -> None:
     with pytest.raises(RuntimeError), rounds.frozen_gc():
         assert gc.get_freeze_count() > 0  # everything alive is in the permanent generation

@@ -337,13 +337,6 @@ def cache_blocks(cache: workload.Cache) -> int:
     return blocks
 
 
-def _op_counts(script: workload.Script) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for name, _ in script.ops[script.warmup :]:
-        counts[name] = counts.get(name, 0) + 1
-    return dict(sorted(counts.items()))
-
-
 def time_policies(
     scripts: Mapping[str, workload.Script],
     repeat: int,
@@ -388,7 +381,7 @@ def time_policies(
             "ns_per_op": statistics.median(runs[name]),
             "ns_per_op_runs": runs[name],
             "ns_per_call_by_op": by_kind,
-            "op_counts": _op_counts(script),
+            "op_counts": workload.op_counts(script.ops[script.warmup :]),
         }
     if BASELINE in out:
         base = out[BASELINE]
@@ -397,20 +390,10 @@ def time_policies(
             row["ns_per_op_ratio"] = rounds.median_ratio(
                 row["ns_per_op_runs"], base["ns_per_op_runs"]
             )
-            row["same_mix_ratio"] = _same_mix_ratio(
+            row["same_mix_ratio"] = rounds.same_mix_ratio(
                 base["op_counts"], base["ns_per_call_by_op"], row["ns_per_call_by_op"]
             )
     return out
-
-
-def _same_mix_ratio(
-    counts: Mapping[str, int], base_costs: Mapping[str, float], costs: Mapping[str, float]
-) -> float:
-    """Per-call costs ``costs`` over ``base_costs``, both weighted by ``counts``."""
-    shared = [op for op in counts if op in costs and op in base_costs]
-    base = sum(counts[op] * base_costs[op] for op in shared)
-    mine = sum(counts[op] * costs[op] for op in shared)
-    return mine / base if base else 0.0
 
 
 def policy_costs(

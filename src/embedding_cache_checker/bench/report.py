@@ -74,14 +74,12 @@ def _scaling(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     # The mix shifts with the pool (bigger pools hit more, so allocate less), which
     # moves the plain ratio; re-weighting both sizes' per-call costs by the smallest
     # pool's operation counts compares the same work at both sizes.
-    weights = {name: count for name, count in small["op_counts"].items() if name in large_ops}
-    small_cost = sum(count * small_ops[name] for name, count in weights.items())
-    large_cost = sum(count * large_ops[name] for name, count in weights.items())
+    same_mix = rounds.same_mix_ratio(small["op_counts"], small_ops, large_ops)
     return {
         "smallest": small["num_blocks"],
         "largest": large["num_blocks"],
         "ns_per_op_ratio": rounds.median_ratio(large["ns_per_op_runs"], small["ns_per_op_runs"]),
-        "same_mix_ratio": large_cost / small_cost if small_cost else 0.0,
+        "same_mix_ratio": same_mix,
         "by_op": by_op,
     }
 

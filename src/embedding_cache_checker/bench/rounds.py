@@ -8,7 +8,8 @@ order rotates one step per round, so none is always the first (just after the
 previous round's garbage) or always the last, and a burst of machine noise
 hits several contenders rather than one. ``median_ratio`` turns two
 contenders' per-round figures into one ratio (a slow round slows both, so the
-per-round ratio cancels it). ``CLOCK`` is the cost clock.
+per-round ratio cancels it), and ``same_mix_ratio`` compares two contenders'
+per-call costs over the same operation counts. ``CLOCK`` is the cost clock.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -94,3 +95,20 @@ def median_ratio(mine: Sequence[float], base: Sequence[float]) -> float:
         statistics.StatisticsError: there are no rounds.
     """
     return statistics.median(a / b if b else 0.0 for a, b in zip(mine, base, strict=True))
+
+
+def same_mix_ratio(
+    counts: Mapping[str, int], base_costs: Mapping[str, float], costs: Mapping[str, float]
+) -> float:
+    """Per-call ``costs`` over ``base_costs``, both weighted by the same ``counts``.
+
+    ``counts`` maps an operation to its calls (the base's mix); the costs map an
+    operation to its ns per call. Operations missing from either cost table are
+    left out. The plain ns/op ratio moves when the mix shifts (a policy that hits
+    more, or a bigger pool, makes fewer, costlier allocs); this one compares the
+    same work. 0.0 when the weighted base costs nothing. O(operations).
+    """
+    shared = [op for op in counts if op in costs and op in base_costs]
+    base = sum(counts[op] * base_costs[op] for op in shared)
+    mine = sum(counts[op] * costs[op] for op in shared)
+    return mine / base if base else 0.0

@@ -181,9 +181,6 @@ def measure(sizes: Sequence[int], n_ops: int, repeat: int, seed: int) -> dict[st
     for script, times, kinds in zip(scripts, runs, kind_runs, strict=True):
         stats = script.stats()
         by_kind = {name: statistics.median(run[name] for run in kinds) for name in kinds[0]}
-        op_counts: dict[str, int] = {}
-        for name, _ in script.ops[script.warmup :]:
-            op_counts[name] = op_counts.get(name, 0) + 1
         results.append(
             {
                 "num_blocks": script.shape.num_blocks,
@@ -194,7 +191,7 @@ def measure(sizes: Sequence[int], n_ops: int, repeat: int, seed: int) -> dict[st
                 "ns_per_op": statistics.median(times),
                 "ns_per_op_runs": times,
                 "ns_per_call_by_op": by_kind,
-                "op_counts": dict(sorted(op_counts.items())),
+                "op_counts": workload.op_counts(script.ops[script.warmup :]),
                 "lookups": stats.lookups,
                 "hits": stats.hits,
                 "hit_ratio": stats.hit_ratio,

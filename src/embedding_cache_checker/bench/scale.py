@@ -36,7 +36,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import implementations, policies, rounds, runner, workload
+from . import implementations, rounds, runner, workload
 
 #: Pool sizes measured by default: 2**10, 2**14, 2**18, 2**20 blocks.
 SIZES = (1_024, 16_384, 262_144, 1_048_576)
@@ -114,7 +114,7 @@ def impl_rows(
                 "ns_per_op": statistics.median(runs[i]),
                 "ns_per_op_runs": runs[i],
                 "vs_smallest": rounds.median_ratio(runs[i], runs[0]),
-                "same_mix_vs_smallest": policies._same_mix_ratio(counts[0], by_kind[0], by_kind[i]),
+                "same_mix_vs_smallest": rounds.same_mix_ratio(counts[0], by_kind[0], by_kind[i]),
                 "ns_per_call_by_op": by_kind[i],
                 "by_op_vs_smallest": {
                     op: by_kind[i][op] / by_kind[0][op] for op in by_kind[i] if by_kind[0].get(op)
@@ -131,10 +131,7 @@ def impl_rows(
 def _op_counts(script: workload.Script, n_ops: int, repeat: int) -> dict[str, int]:
     """Calls of each operation in the window timed call by call (the last one)."""
     start = script.warmup + repeat * n_ops
-    counts: dict[str, int] = {}
-    for op, _ in script.ops[start : start + n_ops]:
-        counts[op] = counts.get(op, 0) + 1
-    return dict(sorted(counts.items()))
+    return workload.op_counts(script.ops[start : start + n_ops])
 
 
 def measure(

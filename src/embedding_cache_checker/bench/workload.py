@@ -270,6 +270,14 @@ def record(
     return Script(shape, seed, tuple(rec.ops[:end]), tuple(rec.outcomes[:end]), warmup)
 
 
+def op_counts(ops: Sequence[Op]) -> dict[str, int]:
+    """Calls of each operation in ``ops``, by operation name in sorted order. O(len(ops))."""
+    counts: dict[str, int] = {}
+    for name, _ in ops:
+        counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 #: A call bound to one cache: its method and arguments.
 BoundCall = tuple[Callable[..., object], tuple[object, ...]]
 
