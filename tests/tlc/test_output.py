@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from embedding_cache_checker.tlc import jar
 from embedding_cache_checker.tlc.output import Outcome, parse_output
 
 DATA = Path(__file__).parent / "data"
@@ -89,3 +91,26 @@ def test_multiline_values_are_joined() -> None:
     assert out.trace[0].state["x"] == "[a |-> 1, b |-> 2]"
     assert out.trace[1].action == "Step"
     assert out.trace[1].changed == {"y": "1"}
+
+
+def test_action_property_reported_by_position_keeps_its_behaviour() -> None:
+    """A whole specification checked as a property (``CoreSpec == Core!Spec``) is
+    reported by the position of its expansion: an action-property violation whose name
+    ``counterexample`` finds, with the behaviour parsed like any other violation's."""
+    out = parse_output((DATA / "counterexample" / "refinement_violation.out").read_text())
+    assert out.outcome is Outcome.ACTION_PROPERTY
+    assert out.violated is None  # a position is no name
+    assert [s.number for s in out.trace] == [1, 2, 3, 4]
+    assert out.message.startswith("Error: Action property line 289, col 17")
+
+
+def test_one_version_pattern_for_the_parser_and_the_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The version probe (``jar.tlc_version``) and the parser read the same banner alike."""
+    banner = "TLC2 Version 2.15 of Day Month 20?? (rev: d5b5a7f)\n"
+
+    def fake_run(*_args: object, **_kwargs: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess([], 1, stdout=banner, stderr="")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    probed = jar.tlc_version(Path("java"), Path("tla2tools.jar"))
+    assert probed == parse_output(banner).version == "2.15 of Day Month 20?? (rev: d5b5a7f)"

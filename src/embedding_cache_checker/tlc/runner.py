@@ -7,7 +7,6 @@ and the version probe start from ``java_command`` itself."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import tempfile
 import threading
@@ -16,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import patterns
 from .config import read_config
 from .jar import java_command, locate_jar, locate_java
 from .manifest import PASS, Model
@@ -23,13 +23,6 @@ from .output import Outcome, TlcOutput, parse_output
 
 #: A model may run this many times its budget before it is killed.
 HARD_TIMEOUT_FACTOR = 4.0
-
-#: TLC output lines worth relaying while a model runs (its progress).
-_PROGRESS_LINE = re.compile(
-    r"^(Starting\.\.\.|Computing initial states|Finished computing|Progress\(|Checking \d+ branches"
-    r"|Checking temporal|Finished checking temporal|Model checking completed|Error:"
-    r"|\d[\d,]* states generated|Finished in)"
-)
 
 #: Receives (model name, one line of TLC output) while TLC runs.
 LineSink = Callable[[str, str], None]
@@ -187,7 +180,7 @@ def run_tlc(
             for line in proc.stdout:
                 line = line.rstrip("\n")
                 lines.append(line)
-                if on_line is not None and (relay_all or _PROGRESS_LINE.match(line)):
+                if on_line is not None and (relay_all or patterns.PROGRESS_LINE.match(line)):
                     on_line(label, line)
             exit_code = proc.wait()
         finally:

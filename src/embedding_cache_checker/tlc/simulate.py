@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import patterns
 from .config import read_config
 from .jar import locate_jar, locate_java
 from .manifest import PASS, Model
@@ -69,9 +70,6 @@ MODE = "simulate"
 #: properties, the ghost variables for the order property) is scaled up.
 POLICY_BASES = {"fifo": "MCDeep", "gdsf": "MCGdsf", "s3fifo": "MCS3Fifo"}
 
-_PROGRESS = re.compile(r"^Progress: (?P<n>[\d,]+) states checked", re.M)
-_GENERATED = re.compile(r"^The number of states generated: (?P<n>[\d,]+)", re.M)
-_FINISHED = re.compile(r"^Finished in ", re.M)
 _CONSTANT = re.compile(r"^(?P<indent>\s*)(?P<name>\w+)\s*=\s*(?P<value>.+?)\s*$")
 
 
@@ -413,14 +411,17 @@ def run_simulation(
             batch_result = judge(base, output, config.properties)
             if (
                 batch_result == "incomplete"
-                and _FINISHED.search(raw)
+                and patterns.FINISHED.search(raw)
                 and process.proc.returncode == 0
             ):
                 batch_result = PASS  # a clean batch ends without a verdict line
             if batch_result not in (PASS, "incomplete"):
                 result = batch_result
                 to_violation = time.monotonic() - start
-                states += max(_count(_PROGRESS, raw), _count(_GENERATED, raw))
+                states += max(
+                    _count(patterns.SIMULATION_PROGRESS, raw),
+                    _count(patterns.SIMULATION_GENERATED, raw),
+                )
                 traces += 1  # the violating behaviour (earlier ones of the batch are not printed)
                 break
             if batch_result == "incomplete":
@@ -428,7 +429,7 @@ def run_simulation(
                 note = "TLC stopped without a verdict: " + "\n".join(process.lines[-5:])
                 break
             traces += batch
-            states += _count(_PROGRESS, raw)
+            states += _count(patterns.SIMULATION_PROGRESS, raw)
             per_trace = (time.monotonic() - batch_start) / batch
             left = seconds - (time.monotonic() - start)
             batch = max(1, int(0.8 * left / per_trace)) if per_trace > 0 else batch * 2
