@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from embedding_cache import EVICTION_POLICIES, errors, invariants, transitions
-from embedding_cache.policies import GdsfPolicy, S3FifoPolicy
 from embedding_cache.state import CacheState
+from embedding_cache_checker.policies import PolicyAdapter, adapter, adapters
 from embedding_cache_checker.verify.crosshair_check import (
     CrosshairResult,
     clean_jobs,
@@ -36,29 +36,26 @@ from embedding_cache_checker.verify.crosshair_check import (
     run_crosshair,
 )
 from embedding_cache_checker.verify.crosshair_plugin import (
-    GHOST_KEYS,
     KEYS,
     MAX_BLOCKS,
     MAX_ENTRIES,
-    MAX_GHOSTS,
     MAX_PIN,
-    POLICY_FACTORIES,
     build_state,
-    choice_bounds,
+    configure,
     documented_raises,
 )
-from embedding_cache_checker.verify.planted import PLANTED, PlantedBug, by_name
+from embedding_cache_checker.verify.planted import DEFAULT_POLICY, PLANTED, PlantedBug, by_name
 
 #: CPU seconds per condition for the clean runs in tests; ``embedding-cache verify``
 #: runs every transition with its own budget.
 TEST_BUDGET = 1.0
 #: The clean subset: the transitions where the policies differ most.
 CLEAN_SUBSET = clean_jobs(transitions=("alloc", "unpin"))
-#: The planted subset: every policy's own bugs, and the shared ones under fifo.
+#: The planted subset: every policy's own bugs, and the shared ones under the default policy.
 PLANTED_SUBSET = [
     (policy, name)
     for policy, name in planted_jobs()
-    if by_name(name).policy is not None or policy == "fifo"
+    if by_name(name).policy is not None or policy == DEFAULT_POLICY
 ]
 
 # ---------------------------------------------------------------- CrossHair runs
@@ -154,10 +151,10 @@ def _core_choices() -> Iterator[tuple[int, int, tuple[int, ...], tuple[int, ...]
 
 def _policy_choice(policy: str, rng: random.Random) -> tuple[int, ...]:
     """A random in-range policy choice (unbounded ones drawn up to 12)."""
-    drawn = [rng.randint(lo, 12 if hi is None else hi) for lo, hi in choice_bounds(policy)]
-    if policy == "gdsf":  # "how far below the clock" is at most the clock
-        for i in range(1 + MAX_ENTRIES, 1 + 2 * MAX_ENTRIES):
-            drawn[i] = min(drawn[i], drawn[0])
+    side = adapter(policy)
+    drawn = [rng.randint(lo, 12 if hi is None else hi) for lo, hi in side.choice_bounds]
+    for i, j in side.at_most:
+        drawn[i] = min(drawn[i], drawn[j])
     return tuple(drawn)
 
 
@@ -166,7 +163,7 @@ def test_factory_builds_only_well_formed_states(policy: str) -> None:
     rng = random.Random(policy)
     built = 0
     for n, m, owners, pins, desc in _core_choices():
-        # Every core choice; for gdsf and s3fifo with a random policy choice each.
+        # Every core choice, each with a random policy choice (if the policy has any).
         s = build_state(n, m, owners, pins, desc, policy, _policy_choice(policy, rng))
         assert invariants.violations(s) == [], (n, m, owners, pins, s)
         assert s.policy.name == policy
@@ -187,13 +184,8 @@ def _rename(value: Any, names: dict[str, str]) -> Any:
 
 def _preimage(s: CacheState) -> tuple[Choice, dict[str, str]]:
     """The factory's choices that build ``s`` up to key names, and the renaming."""
-    p = s.policy
-    if isinstance(p, GdsfPolicy):
-        order = list(p.abstract()["order"])
-    elif isinstance(p, S3FifoPolicy):
-        order = [*p.small, *p.main]
-    else:
-        order = list(p.evictable_keys())
+    side = adapter(s.policy.name)
+    order = side.listed(s.policy)
     order += sorted(k for k in s.entries if k not in order)
     names = {key: KEYS[i] for i, key in enumerate(order)}
     owners = [-1] * MAX_BLOCKS
@@ -202,29 +194,15 @@ def _preimage(s: CacheState) -> tuple[Choice, dict[str, str]]:
             owners[b] = i
     pins = [s.entries[k].pin_count for k in order] + [0] * (MAX_ENTRIES - len(order))
     sizes = [len(s.entries[k].block_ids) for k in order]
-    choices: list[int] = []
-    if isinstance(p, GdsfPolicy):
-        freqs = [p.freq.get(k, 1) for k in order] + [1] * (MAX_ENTRIES - len(order))
-        backs = [0] * MAX_ENTRIES
-        for i, key in enumerate(order):
-            if key in p.members:
-                weight = p.scale * p.freq[key] // max(sizes[i], 1)
-                backs[i] = p.clock - (p.members[key][0] - weight)
-        choices = [p.clock, *freqs, *backs, *([0] * MAX_ENTRIES)]
-    elif isinstance(p, S3FifoPolicy):
-        homes = [int(p.home[k] == "M") for k in order] + [0] * (MAX_ENTRIES - len(order))
-        counters = [p.freq.get(k, 0) for k in order] + [0] * (MAX_ENTRIES - len(order))
-        ghost = list(p.ghost.items())
-        names.update({key: GHOST_KEYS[j] for j, (key, _) in enumerate(ghost)})
-        weights = [w for _, w in ghost] + [0] * (MAX_GHOSTS - len(ghost))
-        choices = [*homes, *counters, len(ghost), *weights]
+    choices, own_names = side.preimage(s.policy, order, sizes)
+    names.update(own_names)
     choice = (s.num_blocks, len(order), tuple(owners), tuple(pins), False, tuple(choices))
     return choice, names
 
 
 def _shape(s: CacheState, names: dict[str, str]) -> tuple[object, ...]:
     """A state with its keys renamed and its free stack as a set."""
-    entries = sorted((names[k], e.pin_count, e.block_ids) for k, e in s.entries.items())
+    entries = sorted((names.get(k, k), e.pin_count, e.block_ids) for k, e in s.entries.items())
     policy = _rename(s.policy.abstract(), names)
     return (s.num_blocks, sorted(s.free), entries, s.evictable_blocks, sorted(policy.items()))
 
@@ -235,7 +213,7 @@ def _walk(policy: str, rng: random.Random) -> Iterator[CacheState]:
     go to keys in the state they need, so that entries get used, evicted (into
     s3fifo's ghost, and back) and promoted."""
     num_blocks = rng.randint(1, MAX_BLOCKS)
-    s = CacheState(num_blocks, POLICY_FACTORIES[policy](num_blocks))
+    s = CacheState(num_blocks, adapter(policy).factory(num_blocks))
 
     def live(where: Callable[[int], bool]) -> list[str]:
         return sorted(k for k, e in s.entries.items() if where(e.pin_count))
@@ -264,8 +242,8 @@ def _walk(policy: str, rng: random.Random) -> Iterator[CacheState]:
         yield s
 
 
-#: The built states' own names.
-IDENTITY = {key: key for key in (*KEYS, *GHOST_KEYS)}
+#: The built states' own names: no renaming.
+IDENTITY: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
@@ -275,22 +253,59 @@ def test_factory_reaches_every_small_reachable_state(policy: str) -> None:
     for _ in range(1000):
         for s in _walk(policy, rng):
             (n, m, owners, pins, desc, choices), names = _preimage(s)
-            for (lo, hi), value in zip(choice_bounds(policy), choices, strict=True):
+            side = adapter(policy)
+            for (lo, hi), value in zip(side.choice_bounds, choices, strict=True):
                 assert lo <= value and (hi is None or value <= hi), (choices, s)
+            assert all(choices[i] <= choices[j] for i, j in side.at_most), (choices, s)
             built = build_state(n, m, owners, pins, desc, policy, choices)
             assert _shape(built, IDENTITY) == _shape(s, names), s
             reached += 1
     assert reached > 5000
 
 
-def test_a_copy_of_a_built_state_evicts_from_its_own_policy() -> None:
-    """CrossHair deep-copies its arguments: the copy's hooks must act on the copy."""
-    s = build_state(3, 2, (0, 1, -1, -1), (0, 0, 0), policy="fifo")
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+def test_a_copy_of_a_built_state_evicts_from_its_own_policy(policy: str) -> None:
+    """CrossHair deep-copies its arguments: the copy's hooks must act on the copy
+    (fifo's are the OrderedDict's own bound methods, which deepcopy would not rebind)."""
+    side = adapter(policy)
+    low = [lo for lo, _ in side.choice_bounds]
+    for i, j in side.at_most:
+        low[i] = min(low[i], low[j])
+    s = build_state(3, 2, (0, 1, -1, -1), (0, 0, 0), policy=policy, choices=low)
     twin = copy.deepcopy(s)
     transitions.alloc(twin, "new", 3)
     invariants.check(twin)
     invariants.check(s)
-    assert set(s.entries) == {"k0", "k1"} and not twin.policy.evictable_keys()
+    assert set(s.entries) == {"k0", "k1"} and set(s.policy.evictable_keys()) == {"k0", "k1"}
+    assert set(twin.entries) == {"new"} and not set(twin.policy.evictable_keys())
+
+
+# ---------------------------------------------------------------- the adapters
+
+
+def test_every_registered_policy_has_its_adapter() -> None:
+    found = adapters()
+    assert list(found) == list(EVICTION_POLICIES)
+    for name, side in found.items():
+        assert isinstance(side, PolicyAdapter) and side.name == name
+        assert isinstance(side.factory(4), EVICTION_POLICIES[name])
+        n = len(side.choice_bounds)
+        assert all(0 <= i < n and 0 <= j < n and i != j for i, j in side.at_most), name
+
+
+def test_a_registered_policy_without_an_adapter_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(EVICTION_POLICIES, "nosuchpolicy", EVICTION_POLICIES[DEFAULT_POLICY])
+    with pytest.raises(LookupError, match=r"embedding_cache_checker\.policies\.nosuchpolicy"):
+        adapter("nosuchpolicy")
+    with pytest.raises(LookupError, match="no checker adapter"):
+        configure("nosuchpolicy")
+
+
+def test_an_unregistered_policy_has_no_adapter() -> None:
+    with pytest.raises(KeyError, match="unknown policy"):
+        adapter("nosuchpolicy")
+    with pytest.raises(ValueError, match="no such policy"):
+        configure("nosuchpolicy")
 
 
 # ---------------------------------------------------------------- documented raises

@@ -8,18 +8,12 @@ registers a factory instead: ``build_state`` maps a handful of small
 (symbolic) ints onto a well-formed state -- each block free or owned by one
 entry, each entry's pin count in [-1, MAX_PIN], the evictable count the
 ready+unpinned entries' blocks -- and a policy (``configure`` picks which)
-holding exactly the ready+unpinned entries, in a state of its own that the
-choices also describe:
-
-* fifo: the queue lists the evictable keys in key order (``k0``, ``k1``, ...;
-  relabelling keys maps any queue order onto this one);
-* gdsf: a clock, a use count per ready entry, and per evictable entry how far
-  below the clock it joined (so its priority is anything from the clock to the
-  clock plus its full weight) and whether it left a stale heap item behind
-  (pinned and released before); join order is key order;
-* s3fifo: a home (S or M) per live entry, a counter per ready entry, S and M
-  listing their evictable keys in key order, and up to three ghost keys
-  (``g0``, ...) with their sizes, trimmed to the ghost's capacity.
+holding exactly the ready+unpinned entries, in a state of its own that
+further choices describe. How those choices lay onto the policy is the
+policy's own business: its checker-side adapter
+(``embedding_cache_checker.policies.<name>``, found from ``EVICTION_POLICIES``)
+gives the builder, each choice's bounds and any order between choices, and
+the inverse the tests use. Adding a policy adds an adapter and edits nothing here.
 
 Every well-formed state with at most ``MAX_BLOCKS`` blocks, ``MAX_ENTRIES``
 entries and pins up to ``MAX_PIN`` is reachable this way up to renaming keys
@@ -51,37 +45,29 @@ import copy
 import inspect
 import re
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any
 
 from embedding_cache import errors
 from embedding_cache.entry import CacheEntry
 from embedding_cache.free_blocks import FreeStack
-from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, GdsfPolicy, S3FifoPolicy
-from embedding_cache.policies.s3fifo import MAIN, MAX_FREQ, SMALL
+from embedding_cache.policies import EVICTION_POLICIES
 from embedding_cache.state import CacheState
 
-from .planted import GDSF_SMALL, PlantedBug
+from ..policies import adapter
+from ..policies.base import KEYS, MAX_BLOCKS, MAX_ENTRIES, MAX_PIN
+from .planted import PlantedBug
 
-#: Largest pool CrossHair builds: 4 blocks already lets an alloc evict two entries.
-MAX_BLOCKS = 4
-#: Most entries in a built state: enough for a victim, a survivor and a held entry.
-MAX_ENTRIES = 3
-#: Highest pin count: 2 lets an unpin leave the entry pinned.
-MAX_PIN = 2
-#: The keys of built states, in the order the policies list them.
-KEYS = tuple(f"k{i}" for i in range(MAX_ENTRIES))
-#: s3fifo: most ghost keys in a built state (the ghost holds at most MAX_BLOCKS - 1 blocks).
-MAX_GHOSTS = MAX_BLOCKS - 1
-#: The ghost keys of built s3fifo states, oldest first.
-GHOST_KEYS = tuple(f"g{i}" for i in range(MAX_GHOSTS))
-
-#: The policies of built states, by name: gdsf with small constants, so that
-#: counterexamples read easily and the use-count cap is within reach.
-POLICY_FACTORIES: dict[str, Callable[[int], EvictionPolicy]] = {
-    **EVICTION_POLICIES,
-    "gdsf": partial(GdsfPolicy, **GDSF_SMALL),
-}
+__all__ = [
+    "KEYS",
+    "MAX_BLOCKS",
+    "MAX_ENTRIES",
+    "MAX_PIN",
+    "BuiltState",
+    "build_state",
+    "configure",
+    "documented_raises",
+    "install",
+]
 
 
 # The states built here keep their free ids in the cache's own ``FreeStack``
@@ -128,100 +114,6 @@ class BuiltState(CacheState):
         return twin
 
 
-#: (key, size, pin count) of each entry of a state being built, in key order.
-_Entries = Sequence[tuple[str, int, int]]
-
-
-def _fifo(policy: EvictionPolicy, entries: _Entries, choices: Sequence[int]) -> None:
-    """fifo: no choices; the evictable keys join in key order. O(entries)."""
-    for key, size, pin in entries:
-        if pin == 0:
-            policy.ready(key, size)
-
-
-def _gdsf(policy: EvictionPolicy, entries: _Entries, choices: Sequence[int]) -> None:
-    """gdsf: ``choices`` = clock, then per entry i (MAX_ENTRIES each): use count
-    (1..max_freq), how far below the clock it joined (0..clock, cut to its
-    weight), whether it left a stale heap item. O(entries log entries)."""
-    assert isinstance(policy, GdsfPolicy)
-    n = MAX_ENTRIES
-    clock, freqs, backs, stales = (
-        choices[0],
-        choices[1 : 1 + n],
-        choices[1 + n : 1 + 2 * n],
-        choices[1 + 2 * n :],
-    )
-    for i, (key, _, pin) in enumerate(entries):
-        if pin >= 0:
-            policy.freq[key] = freqs[i]
-    for i, (key, size, pin) in enumerate(entries):
-        if pin >= 0 and stales[i]:  # joined, then pinned: its heap item stays queued
-            # Joined earliest, at clock 0: a key's heap item is a lower bound of
-            # its later joins (the clock never falls), as in every real run.
-            policy.clock = 0
-            policy._join(key, size)
-            policy.hold(key)
-    for i, (key, size, pin) in enumerate(entries):
-        if pin == 0:
-            weight = policy.scale * freqs[i] // (size if size > 1 else 1)
-            back = backs[i]
-            if back > weight:
-                back = weight  # joined further back would price it below the clock
-            policy.clock = clock - back
-            policy._join(key, size)
-    policy.clock = clock
-
-
-def _s3fifo(policy: EvictionPolicy, entries: _Entries, choices: Sequence[int]) -> None:
-    """s3fifo: ``choices`` = per entry i (MAX_ENTRIES each): home (0: S, 1: M), counter
-    (0..3); then the number of ghost keys and each one's size. O(entries + ghosts)."""
-    assert isinstance(policy, S3FifoPolicy)
-    n = MAX_ENTRIES
-    homes, counters, ghosts, sizes = (
-        choices[:n],
-        choices[n : 2 * n],
-        choices[2 * n],
-        choices[2 * n + 1 :],
-    )
-    for j in range(MAX_GHOSTS):
-        if j < ghosts:
-            policy._remember(GHOST_KEYS[j], sizes[j])  # trims the oldest past capacity
-    for i, (key, size, pin) in enumerate(entries):
-        policy.home[key] = MAIN if homes[i] else SMALL
-        if pin >= 0:
-            policy.freq[key] = counters[i]
-        if pin == 0:
-            policy._join(key, size)
-
-
-#: Per policy: how ``build_state`` lays out its choices.
-_BUILDERS: dict[str, Callable[[EvictionPolicy, _Entries, Sequence[int]], None]] = {
-    "fifo": _fifo,
-    "gdsf": _gdsf,
-    "s3fifo": _s3fifo,
-}
-
-
-Bound = tuple[int, int | None]
-
-
-def choice_bounds(policy: str) -> list[Bound]:
-    """The (low, high) bound of each policy choice ``build_state`` reads (None: unbounded;
-    gdsf's "how far below the clock" is also at most the clock). O(MAX_ENTRIES)."""
-    n = MAX_ENTRIES
-    unbounded: Bound = (0, None)
-    flag: Bound = (0, 1)
-    if policy == "gdsf":
-        use_count: Bound = (1, GDSF_SMALL["max_freq"])
-        return [unbounded] + [use_count] * n + [unbounded] * n + [flag] * n
-    if policy == "s3fifo":
-        counter: Bound = (0, MAX_FREQ)
-        ghosts: Bound = (0, MAX_GHOSTS)
-        size: Bound = (0, MAX_BLOCKS)
-        return [flag] * n + [counter] * n + [ghosts] + [size] * MAX_GHOSTS
-    return []
-
-
 def build_state(
     num_blocks: int,
     num_entries: int,
@@ -235,14 +127,15 @@ def build_state(
 
     ``owners[b]`` is the index of the entry owning block ``b``, or -1 when
     it is free; ``pins[i]`` is entry ``i``'s pin count; ``policy`` names the
-    policy (``POLICY_FACTORIES``) and ``choices`` its state (laid out as
-    ``choice_bounds(policy)`` says, see the module docstring). Arguments must
-    be in range (``num_blocks <= MAX_BLOCKS``, ``num_entries <= MAX_ENTRIES``,
-    ``-1 <= pins[i] <= MAX_PIN``, ``-1 <= owners[b] < num_entries``, each
-    choice within its bounds); the factory gives the solver exactly these
+    policy and ``choices`` its state, as its adapter lays them out
+    (``adapter(policy).choice_bounds``). Arguments must be in range
+    (``num_blocks <= MAX_BLOCKS``, ``num_entries <= MAX_ENTRIES``, ``-1 <= pins[i]
+    <= MAX_PIN``, ``-1 <= owners[b] < num_entries``, each choice within its bounds
+    and its adapter's ``at_most``); the factory gives the solver exactly these
     bounds. Called with plain ints (as the tests do) it builds one concrete state.
     """
-    s = BuiltState(num_blocks, POLICY_FACTORIES[policy](num_blocks))
+    side = adapter(policy)
+    s = BuiltState(num_blocks, side.factory(num_blocks))
     ids = range(num_blocks - 1, -1, -1) if free_descending else range(num_blocks)
     s.free = FreeStack(b for b in ids if owners[b] < 0)
     s.entries = {}
@@ -256,7 +149,7 @@ def build_state(
         entries.append((KEYS[i], size, pins[i]))
         if pins[i] == 0:
             s.evictable_blocks += size
-    _BUILDERS[policy](s.policy, entries, choices)
+    side.build(s.policy, entries, choices)
     s.set_policy(s.policy)
     return s
 
@@ -268,8 +161,9 @@ _config: dict[str, Any] = {"policy": "fifo", "bug": None}
 def configure(policy: str = "fifo", bug: PlantedBug | None = None) -> None:
     """Make the registered factory build states under ``policy``, with ``bug`` planted
     (a policy bug: the state is built by the real policy, then re-typed). O(1)."""
-    if policy not in _BUILDERS:
-        raise ValueError(f"no CrossHair state builder for policy {policy!r}")
+    if policy not in EVICTION_POLICIES:
+        raise ValueError(f"no such policy {policy!r}; registered: {sorted(EVICTION_POLICIES)}")
+    adapter(policy)  # fails here, naming the missing adapter module, rather than mid-search
     _config["policy"], _config["bug"] = policy, bug
 
 
@@ -296,10 +190,10 @@ def _symbolic_state(factory: Any) -> CacheState:
         space.add(owner.var < num_entries.var)
     pins = [bounded(f"_pin{i}", -1, MAX_PIN) for i in range(MAX_ENTRIES)]
     free_descending: Any = SymbolicBool(factory.get_suffixed_varname("_free_descending"))
-    choices = [bounded(f"_{policy}{i}", lo, hi) for i, (lo, hi) in enumerate(choice_bounds(policy))]
-    if policy == "gdsf":  # each "joined this far below the clock" is at most the clock
-        for back in choices[1 + MAX_ENTRIES : 1 + 2 * MAX_ENTRIES]:
-            space.add(back.var <= choices[0].var)
+    side = adapter(policy)
+    choices = [bounded(f"_{policy}{i}", lo, hi) for i, (lo, hi) in enumerate(side.choice_bounds)]
+    for i, j in side.at_most:
+        space.add(choices[i].var <= choices[j].var)
     with ResumedTracing():  # type: ignore[no-untyped-call]
         s = build_state(num_blocks, num_entries, owners, pins, free_descending, policy, choices)
     bug: PlantedBug | None = _config["bug"]
