@@ -21,8 +21,10 @@ from embedding_cache.errors import CacheError
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy, make_policy
 from embedding_cache.state import CacheState
 from embedding_cache_checker.abstraction import abstract_state
+from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify.graph_dump import DumpedModel, dump_state_graph, model_policy
-from embedding_cache_checker.verify.main_job import PLANS, planted_replay
+from embedding_cache_checker.verify.main_job import planted_replay
+from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, for_policy
 from embedding_cache_checker.verify.replay import (
     REAL_OPERATIONS,
@@ -306,6 +308,8 @@ def smoke(tla_dir: Path) -> Iterator[DumpedModel]:
 
 
 _DUMPS: dict[str, DumpedModel] = {}
+#: Every policy's plan, from tla/models.json.
+PLANS = load_plans(find_tla_dir())
 
 
 @pytest.fixture(scope="module", params=sorted(PLANS))

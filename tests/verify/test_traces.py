@@ -27,8 +27,10 @@ from embedding_cache.errors import CacheError
 from embedding_cache.policies import EVICTION_POLICIES, PolicySpec, make_policy
 from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
 from embedding_cache_checker.tlc.config import parse_config
+from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.tracing import TracedEmbeddingCache, TraceStep
-from embedding_cache_checker.verify.main_job import PLANS, planted_eviction, trace_eviction
+from embedding_cache_checker.verify.main_job import planted_eviction, trace_eviction
+from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
 from embedding_cache_checker.verify.replay import policy_factory, policy_variables, spec_abstract
 from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue, parse_value
@@ -44,6 +46,8 @@ from embedding_cache_checker.verify.traces import (
 from embedding_cache_checker.verify.workloads import random_trace, threaded_trace
 
 #: What a step that did not raise records as its result.
+#: Every policy's plan, from tla/models.json.
+PLANS = load_plans(find_tla_dir())
 SUCCESS_RESULTS = frozenset({"ok", "none", "entry", "not-ready-entry"})
 
 #: Keys that need escaping in a TLA+ string literal.
@@ -170,7 +174,7 @@ def _post_as_state(post: TlaValue) -> dict[str, TlaValue]:
 
 @pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
 def test_module_writes_each_policys_variables(policy: str) -> None:
-    eviction = trace_eviction(policy)
+    eviction = trace_eviction(PLANS[policy])
     cache = random_trace(3, steps=120, eviction=eviction)
     module, config = trace_module(cache.trace, cache.num_blocks, eviction)
     _keys, steps = _module_parts(module)
@@ -196,16 +200,20 @@ def test_module_writes_each_policys_variables(policy: str) -> None:
 
 def test_trace_policy_module_selects_the_policy(tla_dir: Path) -> None:
     template = (tla_dir / f"{TRACE_POLICY}.tla").read_text()
-    fifo = policy_module(make_policy("fifo", 4), template)
+    fifo = policy_module(make_policy("fifo", 4), template, PLANS["fifo"].trace_module)
     assert fifo == template  # the shipped file is fifo's
-    gdsf = policy_module(make_policy(trace_eviction("gdsf"), 4), template)
+    gdsf = policy_module(
+        make_policy(trace_eviction(PLANS["gdsf"]), 4), template, PLANS["gdsf"].trace_module
+    )
     assert "CONSTANTS Keys, N, MaxPins, Scale, MaxFreq\n" in gdsf
     assert 'INSTANCE EmbeddingCacheGdsf WITH Level <- "blocks"' in gdsf
-    s3 = policy_module(make_policy("s3fifo", 4), template)
+    s3 = policy_module(make_policy("s3fifo", 4), template, PLANS["s3fifo"].trace_module)
     assert "CONSTANTS Keys, N, MaxPins, SmallTarget, GhostCapacity\n" in s3
     assert "INSTANCE EmbeddingCacheS3Fifo " in s3
     with pytest.raises(ValueError, match="no CONSTANTS line"):
-        policy_module(make_policy("gdsf", 4), "---- MODULE TracePolicy ----\n====\n")
+        policy_module(
+            make_policy("gdsf", 4), "---- MODULE TracePolicy ----\n====\n", "EmbeddingCacheGdsf"
+        )
 
 
 # ---------------------------------------------------------------- TLC verdicts
@@ -299,7 +307,7 @@ def test_state_machine_traces_are_accepted(tla_dir: Path, policy: str) -> None:
 @pytest.mark.tlc
 @pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
 def test_workload_traces_are_accepted(tla_dir: Path, policy: str) -> None:
-    eviction = trace_eviction(policy)
+    eviction = trace_eviction(PLANS[policy])
     cache = threaded_trace(seed=5, steps=25, eviction=eviction)
     threads = {step.thread for step in cache.trace}
     assert len(threads) > 1, threads
@@ -343,7 +351,7 @@ TRACE_BUGS = [(by_name("PinIfReadyPinsNotReady"), "fifo")] + [
 def test_planted_bug_trace_is_rejected_at_its_first_divergence(
     tla_dir: Path, bug: PlantedBug, policy: str
 ) -> None:
-    eviction = planted_eviction(bug, policy)
+    eviction = planted_eviction(bug, PLANS[policy])
     cache = random_trace(1, steps=400, operations=bug.operations(), eviction=eviction)
     broken = cache.trace
     # The workload's calls follow the results, so compare with the real code's record

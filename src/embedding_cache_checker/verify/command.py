@@ -25,7 +25,8 @@ from ..tlc.manifest import ManifestError, find_tla_dir
 from .compare import Comparison, compare
 from .crosshair_check import PER_CONDITION_SECONDS
 from .lin import format_report
-from .main_job import CI_STEPS, LINKS, PLANS, STEPS, VerifyOptions, VerifyReport, run_verify
+from .main_job import CI_STEPS, LINKS, STEPS, VerifyOptions, VerifyReport, run_verify
+from .plans import load_plans
 from .profile import NIGHTLY, PROFILES, Profile
 
 
@@ -294,14 +295,19 @@ def run_command(args: argparse.Namespace) -> int:
         )
         return EXIT_SETUP
     policies = tuple(p.strip() for p in args.policy.split(",") if p.strip())
-    bad = [p for p in policies if p not in PLANS]
+    bad = [p for p in policies if p not in EVICTION_POLICIES]
     if bad or not policies:
-        print(f"embedding-cache verify: unknown policies {bad}; choose from {tuple(PLANS)}")
+        print(
+            f"embedding-cache verify: unknown policies {bad}; "
+            f"choose from {tuple(EVICTION_POLICIES)}"
+        )
         return EXIT_SETUP
     try:
         old = None if args.compare is None else _load(args.compare)
+        tla_dir = find_tla_dir(args.tla_dir)
+        load_plans(tla_dir, policies)  # a policy the manifest lacks parts of fails here
         options = VerifyOptions(
-            tla_dir=find_tla_dir(args.tla_dir),
+            tla_dir=tla_dir,
             steps=steps,
             workers=args.workers,
             crosshair_timeout=args.crosshair_timeout,

@@ -4,8 +4,9 @@ Steps, each with progress on stderr:
 
 1. ``tlc``         -- every model of tla/models.json meets its expectation;
 2. ``conformance`` -- per policy, every edge of its replay models' state graphs
-                      replayed on the code running that policy (``PLANS``:
-                      some in full, deep constants up to a depth);
+                      replayed on the code running that policy (its plan,
+                      ``plans.plan_for``, from tla/models.json: some in full,
+                      deep constants up to a depth);
 3. ``traces``      -- per policy, traces recorded from the code (sequential
                       with misuse, and threaded) accepted by TLC against that
                       policy's trace spec;
@@ -63,6 +64,7 @@ from .config_override import overridden_tla_dir
 from .crosshair_check import CrosshairResult, clean_jobs, planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph, manifest_entry
 from .lin import linearizability_report
+from .plans import PolicyPlan, plan_for
 from .planted import PlantedBug, for_policy
 from .profile import CI, Profile
 from .replay import (
@@ -94,49 +96,6 @@ STEPS = CI_STEPS + EXTRA_STEPS
 #: The links a planted bug is shown to here (``planted.LAYERS`` names).
 LINKS = ("replay", "traces", "crosshair")
 
-
-@dataclass(frozen=True)
-class PolicyPlan:
-    """What the conformance links run for one policy (sized for the 15-minute budget)."""
-
-    #: Replay models whose whole state graph must replay with no mismatch (the first
-    #: is the policy's headline).
-    full_replay: tuple[str, ...]
-    #: Replay models cut at a depth their config sets (the frontier is not expanded), or
-    #: at the profile's ``replay_depth`` when it sets one (nightly: 5, a 4x larger graph);
-    #: skipped when ``VerifyOptions.deep`` is off (fifo's MCReplayDeep: 30-95 s of TLC).
-    bounded_replay: tuple[str, ...] = ()
-    #: The model whose graph each planted bug is replayed on (one of the above).
-    planted_model: str = ""
-    #: The traced policy's constructor parameters (gdsf: TLC's integers are 32-bit).
-    trace_params: Mapping[str, int] = field(default_factory=dict)
-    sequential_seeds: tuple[int, ...] = (1, 2, 3)
-    sequential_steps: int = 1000
-    threaded_seeds: tuple[int, ...] = (1, 2)
-    threads: int = 4
-    steps_per_thread: int = 250
-
-    @property
-    def planted(self) -> str:
-        """The planted bugs' replay model."""
-        return self.planted_model or self.full_replay[-1]
-
-
-#: Each policy's plan. Model names: tla/README.md, "For the conformance checks".
-PLANS: dict[str, PolicyPlan] = {
-    "fifo": PolicyPlan(
-        full_replay=("MCSmoke", "MCReplayWide"),
-        bounded_replay=("MCReplayDeep",),
-        planted_model="MCReplayWide",  # 3 keys: enough to tell oldest from newest
-    ),
-    "gdsf": PolicyPlan(
-        full_replay=("MCReplayGdsf",),
-        trace_params={"scale": 8, "max_freq": 3},  # ties and capped counts occur
-    ),
-    "s3fifo": PolicyPlan(
-        full_replay=("MCReplayS3Fifo",),
-    ),
-}
 
 #: Seeds of the sequential traces recorded per planted bug (stop at the first rejected),
 #: and their length.
@@ -511,6 +470,14 @@ class VerifyOptions:
         """The steps that run: the profile's (``CI_STEPS`` + its extras) among ``steps``."""
         return tuple(s for s in CI_STEPS + self.profile.extra_steps if s in self.steps)
 
+    def plan(self, policy: str) -> PolicyPlan:
+        """``policy``'s plan, from the manifest in ``tla_dir`` (``plans.plan_for``). O(entries).
+
+        Raises:
+            PlanError: the manifest lacks a part of the plan (named in the message).
+        """
+        return plan_for(policy, self.tla_dir)
+
     @property
     def project_root(self) -> Path:
         """The repository root (the parent of tla/): where tests/ is."""
@@ -585,11 +552,11 @@ def _dump(
 def _run_conformance(
     report: VerifyReport, options: VerifyOptions, progress: Progress, policy: str
 ) -> dict[str, DumpedModel]:
-    plan = PLANS[policy]
+    plan = options.plan(policy)
     dumped: dict[str, DumpedModel] = {}
-    models = [(m, True) for m in plan.full_replay]
-    models += [(m, False) for m in plan.bounded_replay if options.deep]
-    for name, full in models:
+    for name, full in plan.replayed:
+        if not full and not options.deep:
+            continue
         dump, depth = _dump(options, policy, name, full)
         overridden = not full and options.profile.replay_depth is not None
         start = time.monotonic()
@@ -618,23 +585,23 @@ def _run_conformance(
 # ---------------------------------------------------------------- traces
 
 
-def trace_eviction(policy: str) -> PolicySpec:
-    """What the clean traces of ``policy`` are recorded with (its plan's parameters)."""
-    return policy_factory(policy, PLANS[policy].trace_params)
+def trace_eviction(plan: PolicyPlan) -> PolicySpec:
+    """What the clean traces of ``plan``'s policy are recorded with (its ``trace_params``)."""
+    return policy_factory(plan.policy, plan.trace_params)
 
 
-def planted_eviction(bug: PlantedBug, policy: str) -> PolicySpec:
-    """What traces with ``bug`` under ``policy`` are recorded with: the bug's own
+def planted_eviction(bug: PlantedBug, plan: PolicyPlan) -> PolicySpec:
+    """What traces with ``bug`` under ``plan``'s policy are recorded with: the bug's own
     parameters (e.g. gdsf's small scale, where priorities tie), else the plan's."""
-    params = {k: v for k, v in PLANS[policy].trace_params.items() if k not in bug.params}
-    return bug.eviction(policy, **params)
+    params = {k: v for k, v in plan.trace_params.items() if k not in bug.params}
+    return bug.eviction(plan.policy, **params)
 
 
 def _run_traces(
     report: VerifyReport, options: VerifyOptions, progress: Progress, policy: str
 ) -> None:
-    plan = PLANS[policy]
-    eviction = trace_eviction(policy)
+    plan = options.plan(policy)
+    eviction = trace_eviction(plan)
     work: list[tuple[str, Callable[[], TracedEmbeddingCache]]] = [
         (
             f"sequential-{s}",
@@ -722,10 +689,11 @@ def _witness_cache(bug: PlantedBug, eviction: PolicySpec) -> TracedEmbeddingCach
     return cache
 
 
-def planted_traces(bug: PlantedBug, policy: str, tla_dir: Path) -> tuple[bool, str]:
-    """Record traces with ``bug`` under ``policy`` (random workloads, then the bug's
+def planted_traces(bug: PlantedBug, plan: PolicyPlan, tla_dir: Path) -> tuple[bool, str]:
+    """Record traces with ``bug`` under ``plan``'s policy (random workloads, then the bug's
     witness); caught iff TLC rejects one."""
-    eviction = planted_eviction(bug, policy)
+    policy = plan.policy
+    eviction = planted_eviction(bug, plan)
     ops = bug.operations()
     attempts: list[tuple[str, Callable[[], TracedEmbeddingCache]]] = [
         (
@@ -764,8 +732,8 @@ def _run_planted(
             results[(policy, bug.name)] = PlantedResult(bug.name, policy, bug.kind, bug.transition)
 
     for policy in options.policies:
-        plan = PLANS[policy]
         try:
+            plan = options.plan(policy)
             dump = dumped.get(policy, {}).get(plan.planted) or dump_state_graph(
                 options.tla_dir, plan.planted, options.workers
             )
@@ -785,7 +753,7 @@ def _run_planted(
         bug, policy = pair
         start = time.monotonic()
         try:
-            caught, note = planted_traces(bug, policy, options.tla_dir)
+            caught, note = planted_traces(bug, options.plan(policy), options.tla_dir)
         except Exception as exc:
             caught, note = False, f"error: {type(exc).__name__}: {exc}"[:300]
         return bug, policy, caught, note, time.monotonic() - start

@@ -66,5 +66,6 @@ def check_traces(bug: PlantedBug, tla_dir: Path, policy: str = DEFAULT_POLICY) -
     """Record traces with ``bug`` under ``policy``; caught iff TLC rejects one
     (``main_job.planted_traces``: random workloads, then the bug's witness)."""
     from .main_job import planted_traces
+    from .plans import plan_for
 
-    return planted_traces(bug, policy, tla_dir)
+    return planted_traces(bug, plan_for(policy, tla_dir), tla_dir)

@@ -35,16 +35,11 @@ from ..abstraction import AbstractState
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
 from ..tracing import TracedEmbeddingCache, TraceStep
+from .plans import policy_module_name
 from .replay import policy_constants
 
 #: The root module TLC checks, and the generated modules it extends.
 TRACE_SPEC, TRACE_DATA, TRACE_POLICY = "EmbeddingCacheTrace", "TraceData", "TracePolicy"
-#: Each policy's TLA+ module (tla/README.md).
-POLICY_MODULES: dict[str, str] = {
-    "fifo": "EmbeddingCacheFifo",
-    "gdsf": "EmbeddingCacheGdsf",
-    "s3fifo": "EmbeddingCacheS3Fifo",
-}
 
 
 @dataclass
@@ -132,19 +127,15 @@ _CONSTANTS_LINE = re.compile(r"^CONSTANTS? .*$", re.MULTILINE)
 _INSTANCE = re.compile(r"^INSTANCE \w+", re.MULTILINE)
 
 
-def policy_module(policy: EvictionPolicy, template: str) -> str:
+def policy_module(policy: EvictionPolicy, template: str, module: str) -> str:
     """The text of module ``TracePolicy`` for ``policy``: ``template`` (tla/TracePolicy.tla,
-    which selects fifo) with the policy's TLA+ module instantiated and its constants
-    declared, as that file's header shows. O(len(template)).
+    which selects fifo) with ``module`` (the policy's TLA+ module: its plan's
+    ``trace_module``, from the manifest) instantiated and its constants declared, as that
+    file's header shows. O(len(template)).
 
     Raises:
-        ValueError: no TLA+ module is known for the policy, or ``template`` has no
-            CONSTANTS line or INSTANCE to replace.
+        ValueError: ``template`` has no CONSTANTS line or INSTANCE to replace.
     """
-    module = POLICY_MODULES.get(policy.name)
-    if module is None:
-        known = sorted(POLICY_MODULES)
-        raise ValueError(f"no TLA+ module for policy {policy.name!r}; known: {known}")
     constants = ", ".join(["Keys", "N", "MaxPins", *policy_constants(policy)])
     text, found = _CONSTANTS_LINE.subn(lambda _: f"CONSTANTS {constants}", template, count=1)
     text, instances = _INSTANCE.subn(f"INSTANCE {module}", text, count=1)
@@ -191,8 +182,13 @@ def validate_trace(
     timeout: float = 300.0,
 ) -> TraceVerdict:
     """Run TLC on ``trace`` recorded with policy ``eviction``; accepted iff the spec with
-    that policy can take every step in order. O(TLC on one path of the trace's length)."""
+    that policy can take every step in order. O(TLC on one path of the trace's length).
+
+    Raises:
+        PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
+    """
     policy = make_policy(eviction, num_blocks)
+    instance = policy_module_name(policy.name, tla_dir)
     with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
         work = Path(tmp)
         for module in tla_dir.glob("*.tla"):
@@ -201,7 +197,7 @@ def validate_trace(
         module_text, config_text = trace_module(trace, num_blocks, eviction)
         (work / f"{TRACE_DATA}.tla").write_text(module_text)
         template = (tla_dir / f"{TRACE_POLICY}.tla").read_text(encoding="utf-8")
-        (work / f"{TRACE_POLICY}.tla").write_text(policy_module(policy, template))
+        (work / f"{TRACE_POLICY}.tla").write_text(policy_module(policy, template, instance))
         (work / f"{TRACE_SPEC}.cfg").write_text(config_text)
         run = run_tlc(
             f"{TRACE_SPEC}.tla",

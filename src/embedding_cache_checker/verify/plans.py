@@ -1,0 +1,191 @@
+"""Each policy's conformance plan, derived from the registry and the manifest (never listed).
+
+The two lists of policies are ``embedding_cache.EVICTION_POLICIES`` (name ->
+class) and tla/models.json; this module reads the second for the first. A
+policy's plan comes from the manifest's conformance fields (the rule is in
+the manifest's ``comment``):
+
+* ``replay`` on an entry (of ``models`` or ``replay_models``): its state graph
+  is replayed on the code of the entry's ``policy``; ``"full"`` (every edge) or
+  ``"bounded"`` (cut at a depth; skipped with ``--no-deep``). Manifest order,
+  the first being the policy's headline.
+* ``planted_replay`` true on exactly one replayed entry per policy: the model
+  the planted bugs are replayed on; that entry also has ``trace_module`` (the
+  policy's TLA+ module, which the generated ``TracePolicy`` instantiates) and
+  ``trace_params`` (the Python constructor parameters traces are recorded with).
+
+What is not in the manifest (seeds, steps, threads) is a constant here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from embedding_cache.policies import EVICTION_POLICIES
+
+from ..tlc.manifest import MANIFEST_NAME, ManifestError
+
+#: Seeds and length of the clean sequential traces recorded per policy.
+SEQUENTIAL_SEEDS = (1, 2, 3)
+SEQUENTIAL_STEPS = 1000
+#: Seeds of the clean threaded traces, their threads and calls per thread.
+THREADED_SEEDS = (1, 2)
+THREADS = 4
+STEPS_PER_THREAD = 250
+
+#: The values of ``replay``.
+FULL, BOUNDED = "full", "bounded"
+#: The manifest's sections holding model entries (replay inputs are not checked by ``tlc``).
+SECTIONS = ("models", "replay_models")
+
+
+class PlanError(ManifestError):
+    """The manifest lacks (or garbles) what a policy's conformance plan needs."""
+
+
+@dataclass(frozen=True)
+class PolicyPlan:
+    """What the conformance links run for one policy (sized for the 15-minute budget)."""
+
+    policy: str
+    #: Replay models whose whole state graph must replay with no mismatch (the first
+    #: is the policy's headline).
+    full_replay: tuple[str, ...]
+    #: Replay models cut at a depth their config sets (the frontier is not expanded), or
+    #: at the profile's ``replay_depth`` when it sets one (nightly: 5, a 4x larger graph);
+    #: skipped when ``VerifyOptions.deep`` is off (fifo's MCReplayDeep: 30-95 s of TLC).
+    bounded_replay: tuple[str, ...]
+    #: The model whose graph each planted bug is replayed on (one of the above).
+    planted: str
+    #: The policy's TLA+ module (``TracePolicy`` instantiates it for trace validation).
+    trace_module: str
+    #: The traced policy's constructor parameters (gdsf: TLC's integers are 32-bit).
+    trace_params: Mapping[str, int] = field(default_factory=dict)
+    sequential_seeds: tuple[int, ...] = SEQUENTIAL_SEEDS
+    sequential_steps: int = SEQUENTIAL_STEPS
+    threaded_seeds: tuple[int, ...] = THREADED_SEEDS
+    threads: int = THREADS
+    steps_per_thread: int = STEPS_PER_THREAD
+
+    @property
+    def replayed(self) -> tuple[tuple[str, bool], ...]:
+        """(model, full) of every replay model, the full ones first. O(models)."""
+        return tuple((m, True) for m in self.full_replay) + tuple(
+            (m, False) for m in self.bounded_replay
+        )
+
+
+def manifest_entries(tla_dir: Path) -> list[dict[str, Any]]:
+    """Every raw entry of the manifest (``models``, then ``replay_models``). O(entries).
+
+    Raises:
+        PlanError: the manifest cannot be read or is not an object of entry lists.
+    """
+    path = tla_dir / MANIFEST_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise PlanError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise PlanError(f"{path}: expected a JSON object")
+    entries: list[dict[str, Any]] = []
+    for section in SECTIONS:
+        raw = data.get(section, [])
+        if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+            raise PlanError(f"{path}: {section} must be a list of objects")
+        entries += raw
+    return entries
+
+
+def _where(tla_dir: Path) -> str:
+    return str(tla_dir / MANIFEST_NAME)
+
+
+def _replay_kind(entry: Mapping[str, Any], tla_dir: Path) -> str | None:
+    kind = entry.get("replay")
+    if kind is not None and kind not in (FULL, BOUNDED):
+        raise PlanError(
+            f"{_where(tla_dir)}: {entry.get('name')}: replay must be {FULL!r} or "
+            f"{BOUNDED!r}, not {kind!r}"
+        )
+    return None if kind is None else str(kind)
+
+
+def _trace_params(entry: Mapping[str, Any], tla_dir: Path) -> dict[str, int]:
+    params = entry.get("trace_params", {})
+    if not isinstance(params, dict) or not all(type(v) is int for v in params.values()):
+        raise PlanError(
+            f"{_where(tla_dir)}: {entry.get('name')}: trace_params must map names to integers"
+        )
+    return {str(k): v for k, v in params.items()}
+
+
+def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = ()) -> PolicyPlan:
+    """``policy``'s plan, from the manifest's conformance fields (``entries``: the manifest's,
+    read from ``tla_dir`` when empty). O(entries).
+
+    Raises:
+        PlanError: the policy is not in ``EVICTION_POLICIES``, or the manifest lacks one of
+            its parts (a replayed model, the planted-replay entry, its ``trace_module``),
+            naming what is missing.
+    """
+    if policy not in EVICTION_POLICIES:
+        raise PlanError(f"unknown policy {policy!r}; choose from {tuple(EVICTION_POLICIES)}")
+    listed = list(entries) or manifest_entries(tla_dir)
+    mine = [e for e in listed if e.get("policy") == policy]
+    where = _where(tla_dir)
+    replayed = [(str(e["name"]), _replay_kind(e, tla_dir), e) for e in mine if "replay" in e]
+    full = tuple(name for name, kind, _ in replayed if kind == FULL)
+    if not full:
+        raise PlanError(
+            f"policy {policy!r} has no replay model in {where}: add its replay input under "
+            f'replay_models with "policy": {policy!r} and "replay": {FULL!r} (and its '
+            f"tla/ module and config; tla/README.md, 'For the conformance checks')"
+        )
+    planted = [e for _, _, e in replayed if e.get("planted_replay") is True]
+    if len(planted) != 1:
+        names = [str(e["name"]) for e in planted]
+        raise PlanError(
+            f'policy {policy!r} needs exactly one replayed entry with "planted_replay": true '
+            f"in {where} (the model its planted bugs are replayed on); it has {names}"
+        )
+    entry = planted[0]
+    module = entry.get("trace_module")
+    if not isinstance(module, str) or not module:
+        raise PlanError(
+            f"{where}: {entry['name']} (policy {policy!r}'s planted_replay entry) has no "
+            f'trace_module: the policy\'s TLA+ module, e.g. "EmbeddingCacheFifo"'
+        )
+    return PolicyPlan(
+        policy=policy,
+        full_replay=full,
+        bounded_replay=tuple(name for name, kind, _ in replayed if kind == BOUNDED),
+        planted=str(entry["name"]),
+        trace_module=module,
+        trace_params=_trace_params(entry, tla_dir),
+    )
+
+
+def load_plans(tla_dir: Path, policies: Iterable[str] | None = None) -> dict[str, PolicyPlan]:
+    """The plan of each of ``policies`` (default: every policy of the registry). O(entries *
+    policies).
+
+    Raises:
+        PlanError: as ``plan_for``, for the first policy whose plan is incomplete.
+    """
+    entries = manifest_entries(tla_dir)
+    chosen = tuple(EVICTION_POLICIES) if policies is None else tuple(policies)
+    return {policy: plan_for(policy, tla_dir, entries) for policy in chosen}
+
+
+def policy_module_name(policy: str, tla_dir: Path) -> str:
+    """The TLA+ module of ``policy`` (its plan's ``trace_module``). O(entries).
+
+    Raises:
+        PlanError: as ``plan_for``.
+    """
+    return plan_for(policy, tla_dir).trace_module

@@ -1,0 +1,115 @@
+"""Each policy's conformance plan is derived from the registry and tla/models.json.
+
+No TLC: the manifest is read, and broken copies of it are written to a temporary
+directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from embedding_cache.policies import EVICTION_POLICIES, FifoPolicy
+from embedding_cache_checker.tlc.command import EXIT_SETUP
+from embedding_cache_checker.tlc.manifest import MANIFEST_NAME, find_tla_dir
+from embedding_cache_checker.verify import command
+from embedding_cache_checker.verify.plans import (
+    PlanError,
+    load_plans,
+    manifest_entries,
+    plan_for,
+    policy_module_name,
+)
+
+TLA_DIR = find_tla_dir()
+
+
+def test_every_registered_policy_has_a_plan_whose_planted_model_it_replays() -> None:
+    plans = load_plans(TLA_DIR)
+    assert list(plans) == list(EVICTION_POLICIES)
+    for policy, plan in plans.items():
+        assert plan.policy == policy and plan.full_replay
+        assert plan.planted in (*plan.full_replay, *plan.bounded_replay)
+        assert (TLA_DIR / f"{plan.trace_module}.tla").is_file(), plan.trace_module
+        for model, _full in plan.replayed:
+            assert (TLA_DIR / f"{model}.cfg").is_file(), model
+
+
+def test_the_plans_are_the_ones_the_manifest_gives() -> None:
+    plans = load_plans(TLA_DIR)
+    fifo, gdsf, s3fifo = plans["fifo"], plans["gdsf"], plans["s3fifo"]
+    assert fifo.full_replay == ("MCSmoke", "MCReplayWide")  # MCSmoke: the headline
+    assert fifo.bounded_replay == ("MCReplayDeep",)
+    assert fifo.planted == "MCReplayWide" and fifo.trace_params == {}
+    assert gdsf.full_replay == ("MCReplayGdsf",) and gdsf.planted == "MCReplayGdsf"
+    assert gdsf.trace_params == {"scale": 8, "max_freq": 3}
+    assert s3fifo.full_replay == ("MCReplayS3Fifo",) and s3fifo.bounded_replay == ()
+    assert policy_module_name("gdsf", TLA_DIR) == "EmbeddingCacheGdsf"
+    assert [m for m, _ in fifo.replayed] == ["MCSmoke", "MCReplayWide", "MCReplayDeep"]
+
+
+def test_every_replay_input_is_replayed_and_every_policy_is_registered() -> None:
+    data = json.loads((TLA_DIR / MANIFEST_NAME).read_text(encoding="utf-8"))
+    assert all(entry["replay"] in ("full", "bounded") for entry in data["replay_models"])
+    policies = {e.get("policy") for e in manifest_entries(TLA_DIR)} - {None}
+    assert policies == set(EVICTION_POLICIES)
+
+
+def _copy(tmp_path: Path, edit: Any) -> Path:
+    """tla/models.json alone, copied to ``tmp_path`` after ``edit(data)``."""
+    data = json.loads((TLA_DIR / MANIFEST_NAME).read_text(encoding="utf-8"))
+    edit(data)
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps(data), encoding="utf-8")
+    return tmp_path
+
+
+def test_a_registered_policy_without_entries_is_named_with_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(EVICTION_POLICIES, "sieve", FifoPolicy)
+    with pytest.raises(PlanError, match=r"policy 'sieve' has no replay model in .*models.json"):
+        plan_for("sieve", TLA_DIR)
+    with pytest.raises(PlanError, match="unknown policy 'lru'"):
+        plan_for("lru", TLA_DIR)
+
+
+def test_the_command_says_what_the_manifest_lacks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(EVICTION_POLICIES, "sieve", FifoPolicy)
+    parser = argparse.ArgumentParser()
+    command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["verify", "--policy", "fifo,sieve", "--only", "traces"])
+    assert command.run_command(args) == EXIT_SETUP
+    out = capsys.readouterr().out
+    assert "unknown policies" not in out and "policy 'sieve' has no replay model" in out
+
+
+def test_a_missing_planted_replay_or_trace_module_is_named(tmp_path: Path) -> None:
+    def drop(field: str) -> Any:
+        def edit(data: dict[str, Any]) -> None:
+            for entry in data["replay_models"]:
+                if entry["policy"] == "gdsf":
+                    del entry[field]
+
+        return edit
+
+    tla_dir = _copy(tmp_path, drop("planted_replay"))
+    with pytest.raises(PlanError, match='exactly one replayed entry with "planted_replay"'):
+        plan_for("gdsf", tla_dir)
+    assert plan_for("fifo", tla_dir).planted == "MCReplayWide"  # the others are unaffected
+    tla_dir = _copy(tmp_path, drop("trace_module"))
+    with pytest.raises(PlanError, match=r"MCReplayGdsf .* has no trace_module"):
+        plan_for("gdsf", tla_dir)
+
+
+def test_a_bad_replay_kind_is_refused(tmp_path: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["replay_models"][0]["replay"] = "partial"
+
+    with pytest.raises(PlanError, match="replay must be 'full' or 'bounded', not 'partial'"):
+        plan_for("fifo", _copy(tmp_path, edit))
