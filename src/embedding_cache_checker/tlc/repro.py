@@ -10,7 +10,8 @@ module, ``test_<MODEL>.py``: the steps as the literals of a
 with the model's policy (``policy``/``policy_params`` of tla/models.json),
 checking every invariant and action property after each step and reporting
 the first step where the code departs from the counterexample. It imports
-only ``embedding_cache``. With ``EMBEDDING_CACHE_REPRO_BUG`` set to a planted
+only pytest and the installed distribution (the cache, and the checker's
+``abstraction`` and ``verify.repro`` that replay it). With ``EMBEDDING_CACHE_REPRO_BUG`` set to a planted
 bug's name (or ``linked``: the bug the catalogue links to the model), it
 replays on that bug instead.
 
