@@ -14,7 +14,7 @@ import pytest
 
 from embedding_cache.policies import EVICTION_POLICIES
 from embedding_cache_checker.tlc.command import EXIT_SETUP
-from embedding_cache_checker.tlc.manifest import find_tla_dir
+from embedding_cache_checker.tlc.manifest import default_models, find_tla_dir, load_manifest
 from embedding_cache_checker.verify import command
 from embedding_cache_checker.verify.crosshair_check import ConditionResult, CrosshairResult
 from embedding_cache_checker.verify.lin import MUTANTS
@@ -28,6 +28,7 @@ from embedding_cache_checker.verify.main_job import (
     VerifyOptions,
     VerifyReport,
     run_verify,
+    tlc_models,
 )
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.profile import CI
@@ -186,6 +187,17 @@ def test_skipped_steps_are_none() -> None:
     report = VerifyReport()
     assert all(report.step_ok(step) is None for step in STEPS)
     assert report.ok  # nothing ran, nothing failed
+
+
+def test_tlc_runs_the_chosen_policies_models_and_the_shared_ones_only() -> None:
+    models = load_manifest(find_tla_dir())
+    chosen = tlc_models(models, ["gdsf"])
+    names = [m.name for m in chosen]
+    assert {m.policy for m in chosen} == {None, "gdsf"}
+    assert {"MCCore", "MCGdsf", "MCGdsfRefinesCore", "MCBugGdsfClockStuck"} <= set(names)
+    assert "MCSmoke" not in names and "MCBigGdsf" not in names  # fifo's; not default-run
+    assert tlc_models(models, EVICTION_POLICIES) == default_models(models)
+    assert [m.name for m in tlc_models(models, [])] == ["MCCore"]
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -2,7 +2,8 @@
 
 Steps, each with progress on stderr:
 
-1. ``tlc``         -- every model of tla/models.json meets its expectation;
+1. ``tlc``         -- every model of tla/models.json of the chosen policies and of
+                      the shared core (``policy`` null) meets its expectation;
 2. ``conformance`` -- per policy, every edge of its replay models' state graphs
                       replayed on the code running that policy (its plan,
                       ``plans.plan_for``, from tla/models.json: some in full,
@@ -55,14 +56,14 @@ from embedding_cache.policies import EVICTION_POLICIES, PolicySpec, make_policy
 from ..tlc.config import read_config
 from ..tlc.distributed import DistributedError
 from ..tlc.jar import locate_jar, locate_java, tlc_version
-from ..tlc.manifest import default_models, load_manifest
+from ..tlc.manifest import Model, default_models, load_manifest
 from ..tlc.report import run_json
 from ..tlc.runner import ModelResult, run_model
 from ..tlc.simulate import SimulationResult
 from ..tracing import TracedEmbeddingCache
 from .config_override import overridden_tla_dir
 from .crosshair_check import CrosshairResult, clean_jobs, planted_jobs, run_crosshair
-from .graph_dump import DumpedModel, dump_state_graph, manifest_entry
+from .graph_dump import DumpedModel, dump_state_graph
 from .lin import linearizability_report
 from .plans import PolicyPlan, plan_for
 from .planted import PlantedBug, for_policy
@@ -493,12 +494,18 @@ STATEFUL_TIMEOUT = 3600.0
 # ---------------------------------------------------------------- tlc
 
 
+def tlc_models(models: Iterable[Model], policies: Iterable[str]) -> list[Model]:
+    """The models of the default run that check ``policies``: the shared core's (``policy``
+    null) and those of the chosen policies, in manifest order. O(models)."""
+    chosen = set(policies)
+    return [m for m in default_models(list(models)) if m.policy is None or m.policy in chosen]
+
+
 def _run_tlc(report: VerifyReport, options: VerifyOptions, progress: Progress) -> None:
     java, jar = locate_java(), locate_jar()
     report.tlc_jar, report.tlc_version = str(jar), tlc_version(java, jar)
-    for model in default_models(load_manifest(options.tla_dir)):
-        policy = manifest_entry(options.tla_dir, model.name).get("policy")
-        report.tlc_policy[model.name] = str(policy) if policy else None
+    for model in tlc_models(load_manifest(options.tla_dir), options.policies):
+        report.tlc_policy[model.name] = model.policy
         result = run_model(model, options.tla_dir, java, jar, options.workers)
         verdict = "ok" if result.ok else f"FAILED ({result.note})"
         progress(f"tlc {model.name}: {result.result} in {result.seconds:.1f} s: {verdict}")
