@@ -7,38 +7,56 @@ implementation's data structures would agree with its bugs.
 
 * ``core.Model``: the policy-agnostic cache (entries, free count, misuse),
   calling a policy model's hooks on the events the draft names;
-* ``fifo.FifoModel``, ``gdsf.GdsfModel``, ``s3fifo.S3FifoModel``: one
-  deliberately simple model of each ordering rule, with the variables the
-  policy's TLA+ module (and ``EvictionPolicy.abstract``) names.
+* one module per policy, named after it (``fifo``, ``gdsf``, ...), whose
+  ``MODEL`` is one deliberately simple model of that ordering rule, with the
+  variables the policy's TLA+ module (and ``EvictionPolicy.abstract``) names.
 
-``REFERENCE_MODELS`` maps each policy name to its model's constructor
-(``num_blocks`` and the policy's keyword parameters).
+``REFERENCE_MODELS`` maps each policy name of the registry
+(``embedding_cache.EVICTION_POLICIES``, the one list of policies; only its
+names are read) to its model's constructor (``num_blocks`` and the policy's
+keyword parameters): a new policy adds its module here and edits nothing.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+
+from embedding_cache import EVICTION_POLICIES
 
 from .base import PolicyModel
 from .core import ExpectedError, Model, ModelEntry
-from .fifo import FifoModel
-from .gdsf import GdsfModel
-from .s3fifo import S3FifoModel
+
+
+def reference_model(policy: str) -> Callable[..., PolicyModel]:
+    """The reference model of ``policy``: ``MODEL`` of the module named after it.
+
+    Raises:
+        LookupError: the policy has no reference model module.
+    """
+    try:
+        module = importlib.import_module(f"{__name__}.{policy}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{policy}":
+            raise
+        raise LookupError(
+            f"eviction policy {policy!r} has no reference model: add tests/reference_models/"
+            f"{policy}.py with MODEL"
+        ) from None
+    model: Callable[..., PolicyModel] = module.MODEL
+    return model
+
 
 #: Policy name -> its reference model's constructor (num_blocks, **parameters).
 REFERENCE_MODELS: dict[str, Callable[..., PolicyModel]] = {
-    "fifo": FifoModel,
-    "gdsf": GdsfModel,
-    "s3fifo": S3FifoModel,
+    name: reference_model(name) for name in EVICTION_POLICIES
 }
 
 __all__ = [
     "REFERENCE_MODELS",
     "ExpectedError",
-    "FifoModel",
-    "GdsfModel",
     "Model",
     "ModelEntry",
     "PolicyModel",
-    "S3FifoModel",
+    "reference_model",
 ]

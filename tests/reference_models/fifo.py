@@ -43,3 +43,7 @@ class FifoModel(PolicyModel):
 
     def variables(self) -> dict[str, Any]:
         return {"queue": tuple(sorted(self.stamp, key=lambda k: self.stamp[k]))}
+
+
+#: This policy's reference model (``reference_models.REFERENCE_MODELS`` finds it by name).
+MODEL = FifoModel

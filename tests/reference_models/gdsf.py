@@ -78,3 +78,7 @@ class GdsfModel(PolicyModel):
             "order": tuple(self.order),
             "clock": self.clock,
         }
+
+
+#: This policy's reference model (``reference_models.REFERENCE_MODELS`` finds it by name).
+MODEL = GdsfModel

@@ -107,3 +107,7 @@ class S3FifoModel(PolicyModel):
             "freq": dict(self.freq),
             "home": dict(self.home),
         }
+
+
+#: This policy's reference model (``reference_models.REFERENCE_MODELS`` finds it by name).
+MODEL = S3FifoModel
