@@ -17,8 +17,8 @@ the readable step table that invariant violations get.
 
 It reads TLC's raw text through ``patterns`` (every pattern of TLC's output);
 the patterns of a TLA+ module's text and of the spec's ``lastOp`` record are
-its own. The trace parser of ``output`` is imported inside
-:func:`explain_failure` only.
+its own. It imports ``output`` (the trace) and ``steps``
+(the table), neither of which imports it: no import cycle.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from . import patterns
+from .output import parse_trace
+from .steps import StepLike, trace_table
 
 # -- patterns of a TLA+ module's text (TLC's output is read through ``patterns``)
 
@@ -95,15 +96,6 @@ class Violation:
             text = f": {self.excerpt}" if self.excerpt else ""
             where = f" ({self.position}{text})"
         return f"{label} {self.name or '(unnamed)'} is violated{where}."
-
-
-class StepLike(Protocol):
-    """What the step table needs of a counterexample step (``output.Step``)."""
-
-    number: int
-    action: str
-    state: dict[str, str]
-    changed: dict[str, str]
 
 
 def parse_position(text: str) -> SourcePosition | None:
@@ -356,8 +348,6 @@ def step_table(
     the positions that ``output.Step.action`` drops. O(trace size).
     """
     dirs = list(directories)
-    from .report import trace_table  # here: report imports this module
-
     if not steps:
         return "(no steps)"
 
@@ -381,8 +371,6 @@ def explain_failure(
     that positions refer to (the model's tla/ directory). O(output size +
     module size).
     """
-    from .output import parse_trace  # here, so output.py may import this module
-
     dirs = list(directories)
     violation = identify_violation(raw_output, dirs, properties)
     if violation is None:

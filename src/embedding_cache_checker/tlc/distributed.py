@@ -46,6 +46,7 @@ from .jar import TlcSetupError, java_command, locate_jar, locate_java
 from .manifest import Model
 from .output import Outcome, TlcOutput, parse_output, parse_trace
 from .process import JavaProcess, LineSink
+from .report import result_json
 from .runner import HARD_TIMEOUT_FACTOR, ModelResult, judge, tlc_invocation
 
 #: TLC's default RMI registry port (TLCServer.Port).
@@ -183,8 +184,6 @@ class DistributedResult:
 
     def to_json(self) -> dict[str, Any]:
         """The result as ``report.result_json`` gives it, with the mode fields."""
-        from .report import result_json  # report imports runner; keep this module light
-
         data = result_json(self.result)
         data.update(
             {

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..text_table import render_table  # the project's one table renderer
 from .config import read_config
-from .counterexample import StepLike, explain_failure
+from .counterexample import explain_failure
 from .output import Step
 from .runner import ModelResult
-
-#: Width at which a counterexample's changed values are wrapped.
-VALUE_WIDTH = 88
+from .steps import trace_table
 
 
 def _num(value: int | None) -> str:
@@ -47,37 +44,6 @@ def results_table(results: list[ModelResult]) -> str:
         "verdict",
     ]
     return render_table(headers, rows, right={4, 5, 6})
-
-
-def trace_table(
-    steps: Sequence[StepLike], action_of: Callable[[StepLike], str] | None = None
-) -> str:
-    """A counterexample as a table: step, action, and what the step changed.
-
-    ``action_of`` names a step's action (default: ``step.action``; the
-    counterexample module passes its readable labels). O(trace size).
-    """
-    rows: list[list[str]] = []
-    for step in steps:
-        action = step.action if action_of is None else action_of(step)
-        if not step.changed:
-            rows.append([str(step.number), action, "(nothing)" if step.state else ""])
-            continue
-        first = True
-        for name, value in step.changed.items():
-            wrapped = textwrap.wrap(
-                f"{name}' = {value}", VALUE_WIDTH, subsequent_indent="    "
-            ) or [""]
-            for line in wrapped:
-                rows.append(
-                    [
-                        str(step.number) if first else "",
-                        action if first else "",
-                        line,
-                    ]
-                )
-                first = False
-    return render_table(["step", "action", "changes"], rows, right={0})
 
 
 def failure_report(result: ModelResult, tla_dir: Path | None = None) -> str:

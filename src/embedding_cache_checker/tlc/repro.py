@@ -11,9 +11,9 @@ with the model's policy (``policy``/``policy_params`` of tla/models.json),
 checking every invariant and action property after each step and reporting
 the first step where the code departs from the counterexample. It imports
 only pytest and the installed distribution (the cache, and the checker's
-``abstraction`` and ``verify.repro`` that replay it). With ``EMBEDDING_CACHE_REPRO_BUG`` set to a planted
-bug's name (or ``linked``: the bug the catalogue links to the model), it
-replays on that bug instead.
+``abstraction`` and ``verify.repro`` that replay it). With
+``EMBEDDING_CACHE_REPRO_BUG`` set to a planted bug's name (or ``linked``: the
+bug the catalogue links to the model), it replays on that bug instead.
 
 Who changed the spec learns whether the code has the defect a counterexample
 shows (the test fails); who changed the code keeps a regression test.
