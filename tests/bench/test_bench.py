@@ -99,7 +99,12 @@ def test_stats_are_counted_from_the_answers() -> None:
 
 
 class _EvictsNewestFirst(EmbeddingCache):
-    """A planted bug: an alloc that needs space evicts the newest evictable entry."""
+    """A planted bug: an alloc that needs space evicts the newest evictable entry.
+
+    The one place here that names a policy: reversing an eviction order needs that
+    order's own structure, and the default cache (which the script is recorded on)
+    keeps fifo's queue.
+    """
 
     def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
         state = self._state

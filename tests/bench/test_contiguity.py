@@ -147,7 +147,9 @@ def test_measure_reports_every_implementation_on_every_workload() -> None:
         if row["impl"] == implementations.SEED:
             assert row["vs_seed"] == 1.0
     shared = {row["impl"]: row for row in out["rows"] if row["workload"] == contiguity.SHARED}
-    assert shared["fifo"]["same_stream_as_seed"] and shared["seed"]["same_stream_as_seed"]
-    # The allocator picks ids, never whether an alloc fits: the seed's stream with either.
-    assert shared["fifo/extents"]["same_stream_as_seed"]
+    assert shared[implementations.SEED]["same_stream_as_seed"]
+    # The baseline is the seed's drop-in, and the allocator picks ids, never whether an
+    # alloc fits: the seed's stream with every allocator.
+    for kind in implementations.allocator_names():
+        assert shared[implementations.name(policies.BASELINE, kind)]["same_stream_as_seed"]
     assert out["shared"]["num_blocks"] == 4096 and out["token"]["num_blocks"] == 16_384

@@ -191,7 +191,9 @@ def _check_section(section: dict[str, Any]) -> None:
         (name, pool, policy) for name in policies.WORKLOADS for pool in pools for policy in names
     ]
     base = {
-        (row["workload"], row["num_blocks"]): row for row in hit_rows if row["policy"] == "fifo"
+        (row["workload"], row["num_blocks"]): row
+        for row in hit_rows
+        if row["policy"] == policies.BASELINE
     }
     for row in hit_rows:
         assert 0.0 <= row["request_hit_ratio"] <= 1.0
@@ -199,12 +201,13 @@ def _check_section(section: dict[str, Any]) -> None:
         assert row["miss_ratio"] == pytest.approx(1.0 - row["request_hit_ratio"])
         assert row["request_hit_ratio"] == row["hits"] / row["requests"]
         assert row["requests"] == SMALL["requests"]
-        # Ratios to fifo come from the same stream.
-        fifo = base[(row["workload"], row["num_blocks"])]
-        assert row["stream"] == fifo["stream"] == section["workloads"][row["workload"]]["stream"]
-        assert row["blocks_requested"] == fifo["blocks_requested"]
+        # Ratios to the baseline come from the same stream.
+        baseline = base[(row["workload"], row["num_blocks"])]
+        stream = section["workloads"][row["workload"]]["stream"]
+        assert row["stream"] == baseline["stream"] == stream
+        assert row["blocks_requested"] == baseline["blocks_requested"]
         assert row["request_hit_vs_fifo"] == pytest.approx(
-            row["request_hit_ratio"] / fifo["request_hit_ratio"]
+            row["request_hit_ratio"] / baseline["request_hit_ratio"]
         )
     assert section["workloads"]["reuse"]["stream"] != section["workloads"]["scan"]["stream"]
     cost_rows = section["costs"]
@@ -216,7 +219,7 @@ def _check_section(section: dict[str, Any]) -> None:
     for row in cost_rows:
         assert row["ns_per_op"] > 0
         assert sum(row["op_counts"].values()) == row["calls"]
-        if row["policy"] == "fifo":
+        if row["policy"] == policies.BASELINE:
             assert row["ns_per_op_ratio"] == row["same_mix_ratio"] == 1.0
         else:
             assert row["ns_per_op_ratio"] > 0 and row["same_mix_ratio"] > 0
@@ -275,26 +278,32 @@ def test_without_matplotlib_the_table_still_prints(
     for name in EVICTION_POLICIES:
         assert ["scan", "4,096", name] in [row[:3] for row in table_rows]
     assert "miss ratio (1 - request hit ratio) by pool size:" in text
-    assert "target: request hit ratio vs fifo, scan, 8,192 blocks" in text
+    assert f"target: request hit ratio vs {policies.BASELINE}, scan, 8,192 blocks" in text
     assert f"miss-ratio curve: {plot.INSTALL_HINT}" in text
     assert not (tmp_path / "out").exists()
 
 
 def test_curves_group_the_rows_by_workload_and_policy() -> None:
+    # Policy names are data to ``curves``: made-up ones.
     rows = [
-        {"workload": "reuse", "policy": "fifo", "num_blocks": 20, "miss_ratio": 0.5},
-        {"workload": "reuse", "policy": "fifo", "num_blocks": 10, "miss_ratio": 0.7},
-        {"workload": "scan", "policy": "gdsf", "num_blocks": 10, "miss_ratio": 0.9},
+        {"workload": "reuse", "policy": "x", "num_blocks": 20, "miss_ratio": 0.5},
+        {"workload": "reuse", "policy": "x", "num_blocks": 10, "miss_ratio": 0.7},
+        {"workload": "scan", "policy": "y", "num_blocks": 10, "miss_ratio": 0.9},
     ]
     assert plot.curves({"hit_ratios": rows}) == {
-        "reuse": {"fifo": [(10, 0.7), (20, 0.5)]},
-        "scan": {"gdsf": [(10, 0.9)]},
+        "reuse": {"x": [(10, 0.7), (20, 0.5)]},
+        "scan": {"y": [(10, 0.9)]},
     }
 
 
 def test_targets_are_computed_from_the_rows() -> None:
     hit_rows = [
-        {"workload": "reuse", "num_blocks": 8, "policy": "fifo", "request_hit_vs_fifo": 1.0},
+        {
+            "workload": "reuse",
+            "num_blocks": 8,
+            "policy": policies.BASELINE,
+            "request_hit_vs_fifo": 1.0,
+        },
         {"workload": "reuse", "num_blocks": 8, "policy": "x", "request_hit_vs_fifo": 1.2},
         {"workload": "reuse", "num_blocks": 8, "policy": "y", "request_hit_vs_fifo": 1.4},
         {"workload": "scan", "num_blocks": 8, "policy": "x", "request_hit_vs_fifo": 1.3},

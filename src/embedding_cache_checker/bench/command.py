@@ -94,8 +94,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "every policy, side by side in this process, as ratios: construction time of a "
             "--construction-blocks pool; tracemalloc bytes per block of an empty pool and per "
             "live entry; runs of consecutive block ids per multi-block entry on compare.py's "
-            "op mix and on the token-sized streams; fifo's time on compare.py's op mix over "
-            "the seed's; per-op cost at each --scale-sizes pool (the realistic mix, --ops "
+            "op mix and on the token-sized streams; "
+            f"{policies.BASELINE}'s time on compare.py's op mix over the seed's; per-op cost "
+            "at each --scale-sizes pool (the realistic mix, --ops "
             "measured ops) over the smallest. --construction, --memory, --contiguity, "
             "--speed-vs-seed, --scale run one section each (combinable). Each policy is "
             "measured with each allocator (--allocators). About 4 minutes of CPU with the "
@@ -217,7 +218,10 @@ BEYOND_FLAGS = {
     "construction": ("--construction", "time EmbeddingCache(--construction-blocks) per policy"),
     "memory": ("--memory", "tracemalloc bytes per pool block and per live entry"),
     "contiguity": ("--contiguity", "runs of consecutive block ids per multi-block entry"),
-    "speed": ("--speed-vs-seed", "fifo's time on compare.py's op mix over the seed's"),
+    "speed": (
+        "--speed-vs-seed",
+        f"{policies.BASELINE}'s time on compare.py's op mix over the seed's",
+    ),
     "scale": ("--scale", "per-op cost at each --scale-sizes pool over the smallest"),
 }
 
@@ -355,8 +359,9 @@ def run_policies(args: argparse.Namespace) -> int:
     notes = [
         "hit ratios count the requests after the warm-up; every policy serves the same "
         "pre-generated stream (the 'stream' fingerprint)",
-        "ns/op: median over rounds of one policy's measured window; vs fifo: median of the "
-        "per-round ratios; same mix: per-call costs weighted by fifo's operation counts "
+        f"ns/op: median over rounds of one policy's measured window; vs {policies.BASELINE}: "
+        "median of the per-round ratios; same mix: per-call costs weighted by "
+        f"{policies.BASELINE}'s operation counts "
         "(a policy that hits more does fewer, costlier allocs, which moves ns/op)",
         f"{time.perf_counter() - started:.0f} s in all",
     ]

@@ -67,8 +67,11 @@ def factories(
     allocators: Sequence[str] | None = None,
     with_seed: bool = True,
 ) -> dict[str, Factory]:
-    """``{"seed": ..., "fifo": ..., "fifo/extents": ..., ...}``: the seed first, then per policy
-    in ``names`` (default: every policy) each allocator in ``allocators`` (default: every one).
+    """``{"seed": ..., "<policy>": ..., "<policy>/<allocator>": ...}``: the seed first, then per
+    policy in ``names`` (default: every policy in ``EVICTION_POLICIES``) each allocator in
+    ``allocators`` (default: every one in ``ALLOCATORS``, the default first).
+
+    O(policies x allocators).
 
     Raises:
         ValueError: a name is not in ``EVICTION_POLICIES``, or not in ``ALLOCATORS``.

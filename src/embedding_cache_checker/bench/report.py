@@ -195,13 +195,13 @@ def _times(ratio: float | None) -> str:
 def render_policies(report: Mapping[str, Any]) -> str:
     """The ``bench --policies`` report as tables: hit ratios, miss-ratio curve, costs, targets."""
     section = report["policies"]
-    names = section["names"]
+    names, base = section["names"], section["baseline"]
     table_pools = set(section["pools"])
     first = next(iter(section["workloads"].values()))
     lines = [
         f"embedding-cache bench --policies: {report['build']} build, seed {section['seed']}; "
         f"hit ratios over {first['requests']:,} requests after {first['warmup']:,} warm-up "
-        f"requests, every policy on the same stream; vs fifo = ratio to fifo's",
+        f"requests, every policy on the same stream; vs {base} = ratio to {base}'s",
         "",
     ]
     hit_rows = [
@@ -219,7 +219,15 @@ def render_policies(report: Mapping[str, Any]) -> str:
         for row in section["hit_ratios"]
         if row["num_blocks"] in table_pools
     ]
-    header = ["workload", "blocks", "policy", "request hit", "vs fifo", "block hit", "vs fifo"]
+    header = [
+        "workload",
+        "blocks",
+        "policy",
+        "request hit",
+        f"vs {base}",
+        "block hit",
+        f"vs {base}",
+    ]
     lines += _table([*header, "evictions", "alloc fails"], hit_rows)
     lines += ["", "miss ratio (1 - request hit ratio) by pool size:"]
     workloads = list(section["workloads"])
@@ -260,7 +268,7 @@ def render_policies(report: Mapping[str, Any]) -> str:
         ]
         for row in section["costs"]
     ]
-    header = ["workload", "blocks", "policy", "calls", "ns/op", "vs fifo", "same mix"]
+    header = ["workload", "blocks", "policy", "calls", "ns/op", f"vs {base}", "same mix"]
     lines += _table([*header, *OPERATIONS], cost_rows)
     if section["targets"]:
         lines.append("")

@@ -2,14 +2,14 @@
 
 The stream is ``shared_mix``'s (compare.py's legal stream), recorded once on
 the seed's class; it is then replayed on a fresh cache of the seed and of
-each asked policy (fifo, the drop-in, by default: the stream adapts to the
-seed's fifo answers, so another policy could find a call illegal), the
-implementations alternating and their order rotating each round
-(``rounds.rotating_rounds``). The whole stream is timed (construction is
-not), in this thread's CPU time (``rounds.CLOCK``) with the garbage collector
-paused (``runner.time_script``);
-compare.py times wall time with it running. ``vs_seed`` is the median of the
-per-round ratios, as compare.py's ``ratio_project_over_seed``.
+each asked policy (by default ``policies.BASELINE``, the seed's drop-in: the
+stream adapts to the seed's answers, so another policy could find a call
+illegal), the implementations alternating and their order rotating each round
+(``rounds.rotating_rounds``). The whole stream is timed (construction is not),
+in this thread's CPU time (``rounds.CLOCK``) with the garbage collector paused
+(``runner.time_script``); compare.py times wall time with it running.
+``vs_seed`` is the median of the per-round ratios, as compare.py's
+``ratio_project_over_seed``.
 """
 
 from __future__ import annotations
