@@ -18,7 +18,6 @@ from embedding_cache_checker.bench import (
     construction,
     implementations,
     memory,
-    policies,
     report,
     seed_speed,
 )
@@ -27,7 +26,10 @@ IMPLS = list(implementations.factories())
 #: What ``--speed-vs-seed`` times by default: the seed, and the baseline with every allocator.
 SPEED_IMPLS = [
     implementations.SEED,
-    *(implementations.name(policies.BASELINE, kind) for kind in implementations.allocator_names()),
+    *(
+        implementations.name(implementations.BASELINE, kind)
+        for kind in implementations.allocator_names()
+    ),
 ]
 #: Every allocator, the default first.
 ALLOCATORS = implementations.allocator_names()

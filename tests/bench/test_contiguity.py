@@ -17,9 +17,9 @@ from embedding_cache.entry import CacheEntry
 from embedding_cache_checker.bench import (
     contiguity,
     implementations,
-    policies,
     seed_reference,
     shared_mix,
+    streams,
 )
 
 #: compare.py's generator, when the shared tools sit beside the project (not shipped).
@@ -120,9 +120,9 @@ def test_the_shared_mix_is_compare_pys_call_for_call() -> None:
 
 
 def test_token_streams_count_only_the_allocs_after_the_warm_up() -> None:
-    spec = policies.StreamSpec("reuse", requests=600, warmup=200, seed=0, items=300)
-    stream = policies.make_stream(spec)
-    everything = policies.make_stream(policies.StreamSpec("reuse", 600, 0, 0, 300))
+    spec = streams.StreamSpec("reuse", requests=600, warmup=200, seed=0, items=300)
+    stream = streams.make_stream(spec)
+    everything = streams.make_stream(streams.StreamSpec("reuse", 600, 0, 0, 300))
     counted = contiguity.token(implementations.SEED_FACTORY, stream, 16_384)
     whole = contiguity.token(implementations.SEED_FACTORY, everything, 16_384)
     assert 0 < counted["allocs"] < whole["allocs"]
@@ -137,7 +137,7 @@ def test_measure_reports_every_implementation_on_every_workload() -> None:
     )
     impls = list(implementations.factories())
     assert impls[0] == implementations.SEED and set(EVICTION_POLICIES) < set(impls)
-    workloads = [contiguity.SHARED, *policies.WORKLOADS]
+    workloads = [contiguity.SHARED, *streams.WORKLOADS]
     assert [(row["workload"], row["impl"]) for row in out["rows"]] == [
         (name, impl) for name in workloads for impl in impls
     ]
@@ -151,5 +151,5 @@ def test_measure_reports_every_implementation_on_every_workload() -> None:
     # The baseline is the seed's drop-in, and the allocator picks ids, never whether an
     # alloc fits: the seed's stream with every allocator.
     for kind in implementations.allocator_names():
-        assert shared[implementations.name(policies.BASELINE, kind)]["same_stream_as_seed"]
+        assert shared[implementations.name(implementations.BASELINE, kind)]["same_stream_as_seed"]
     assert out["shared"]["num_blocks"] == 4096 and out["token"]["num_blocks"] == 16_384

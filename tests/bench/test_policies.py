@@ -16,7 +16,17 @@ import pytest
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.entry import CacheEntry
-from embedding_cache_checker.bench import command, plot, policies, report, workload
+from embedding_cache_checker.bench import (
+    command,
+    hit_ratios,
+    implementations,
+    plot,
+    policies,
+    policy_costs,
+    report,
+    streams,
+    workload,
+)
 
 #: A run small enough for a test: ~2,000 requests a simulation, 3 pools, tiny mix.
 SMALL: dict[str, Any] = {
@@ -57,55 +67,53 @@ def main(argv: list[str]) -> int:
     return code
 
 
-def _spec(
-    name: str, requests: int = 3000, warmup: int = 1000, seed: int = 0
-) -> policies.StreamSpec:
-    return policies.StreamSpec(name, requests, warmup, seed)
+def _spec(name: str, requests: int = 3000, warmup: int = 1000, seed: int = 0) -> streams.StreamSpec:
+    return streams.StreamSpec(name, requests, warmup, seed)
 
 
 def test_every_registered_policy_is_benched() -> None:
-    assert policies.policy_names() == tuple(EVICTION_POLICIES)
-    assert policies.BASELINE in EVICTION_POLICIES
+    assert implementations.policy_names() == tuple(EVICTION_POLICIES)
+    assert implementations.BASELINE in EVICTION_POLICIES
     for name in EVICTION_POLICIES:
-        cache = policies.cache_factory(name)(64)
+        cache = implementations.cache_factory(name)(64)
         assert isinstance(cache, EmbeddingCache)
         assert cache.num_blocks == 64
     with pytest.raises(ValueError, match="unknown eviction policy"):
-        policies.cache_factory("no-such-policy")
+        implementations.cache_factory("no-such-policy")
 
 
 def test_streams_are_deterministic_and_shaped() -> None:
-    reuse = policies.make_stream(_spec("reuse"))
-    assert policies.make_stream(_spec("reuse")) == reuse
-    assert policies.make_stream(_spec("reuse", seed=1)).fingerprint != reuse.fingerprint
+    reuse = streams.make_stream(_spec("reuse"))
+    assert streams.make_stream(_spec("reuse")) == reuse
+    assert streams.make_stream(_spec("reuse", seed=1)).fingerprint != reuse.fingerprint
     assert len(reuse.keys) == len(reuse.sizes) == 3000
-    low, high = policies.ITEM_BLOCKS
+    low, high = streams.ITEM_BLOCKS
     assert all(low <= size <= high for size in reuse.sizes)
     assert len(set(reuse.keys)) < len(reuse.keys)  # Zipf: popular items come back
     size_of: dict[str, int] = {}
     for key, size in zip(reuse.keys, reuse.sizes, strict=True):
         assert size_of.setdefault(key, size) == size  # an item's size is drawn once
-    shorter = policies.make_stream(_spec("reuse", requests=1200, warmup=100))
+    shorter = streams.make_stream(_spec("reuse", requests=1200, warmup=100))
     assert reuse.keys[:1200] == shorter.keys
 
-    scan = policies.make_stream(_spec("scan"))
+    scan = streams.make_stream(_spec("scan"))
     once = [key for key in scan.keys if key.startswith("once-")]
     assert len(once) == len(set(once))  # one-time items are never requested again
     assert 0.25 < len(once) / len(scan.keys) < 0.35
     regular = {key: size for key, size in zip(scan.keys, scan.sizes, strict=True)}
     assert all(regular[key] == size_of[key] for key in size_of if key in regular)
     with pytest.raises(ValueError):
-        policies.make_stream(_spec("nope"))
+        streams.make_stream(_spec("nope"))
     with pytest.raises(ValueError):
-        policies.make_stream(_spec("reuse", requests=10, warmup=10))
+        streams.make_stream(_spec("reuse", requests=10, warmup=10))
 
 
 @pytest.mark.parametrize("name", list(EVICTION_POLICIES))
 def test_a_pool_that_holds_everything_hits_every_repeat(name: str) -> None:
     """Nothing is ever evicted, so the hits are exactly the counted repeats, for any policy."""
-    stream = policies.make_stream(_spec("scan", requests=800, warmup=300))
+    stream = streams.make_stream(_spec("scan", requests=800, warmup=300))
     pool = sum(stream.sizes)
-    counts = policies.simulate(stream, policies.cache_factory(name)(pool))
+    counts = hit_ratios.simulate(stream, implementations.cache_factory(name)(pool))
     seen = set(stream.keys[: stream.warmup])
     repeats = 0
     for key in stream.keys[stream.warmup :]:
@@ -120,8 +128,8 @@ def test_a_pool_that_holds_everything_hits_every_repeat(name: str) -> None:
 
 
 def test_items_larger_than_the_pool_count_as_alloc_failures() -> None:
-    stream = policies.make_stream(_spec("reuse", requests=400, warmup=100))
-    counts = policies.simulate(stream, EmbeddingCache(1000))
+    stream = streams.make_stream(_spec("reuse", requests=400, warmup=100))
+    counts = hit_ratios.simulate(stream, EmbeddingCache(1000))
     too_big = sum(size > 1000 for size in stream.sizes[100:])
     assert too_big > 0 and counts.alloc_failures >= too_big
 
@@ -146,30 +154,32 @@ def test_every_policy_serves_the_same_stream() -> None:
     def spy_for(name: str) -> Callable[[int], workload.Cache]:
         return lambda num_blocks: _Spy(num_blocks, name)
 
-    counts = policies.hit_ratios(
+    counts = hit_ratios.hit_ratios(
         [_spec("reuse", 600, 200)], [4096], list(EVICTION_POLICIES), factory_for=spy_for
     )
     logs = list(_Spy.asked.values())
     assert len(logs) == len(EVICTION_POLICIES)
     assert all(log == logs[0] for log in logs)
-    assert logs[0] == list(policies.make_stream(_spec("reuse", 600, 200)).keys)
+    assert logs[0] == list(streams.make_stream(_spec("reuse", 600, 200)).keys)
     assert {policy for _, _, policy in counts} == set(EVICTION_POLICIES)
 
 
 def test_worker_processes_give_the_same_counts() -> None:
     specs = [_spec("reuse", 500, 100), _spec("scan", 500, 100)]
     names = list(EVICTION_POLICIES)
-    assert policies.hit_ratios(specs, [4096, 8192], names, jobs=2) == policies.hit_ratios(
+    assert hit_ratios.hit_ratios(specs, [4096, 8192], names, jobs=2) == hit_ratios.hit_ratios(
         specs, [4096, 8192], names, jobs=1
     )
 
 
 def test_recorded_calls_match_the_simulation() -> None:
-    stream = policies.make_stream(_spec("scan", 900, 300))
+    stream = streams.make_stream(_spec("scan", 900, 300))
     for name in EVICTION_POLICIES:
-        script = policies.record_calls(stream, policies.cache_factory(name)(8192), 300, 600)
+        script = policy_costs.record_calls(
+            stream, implementations.cache_factory(name)(8192), 300, 600
+        )
         stats = script.stats()
-        counts = policies.simulate(stream, policies.cache_factory(name)(8192))
+        counts = hit_ratios.simulate(stream, implementations.cache_factory(name)(8192))
         assert (stats.lookups, stats.hits) == (counts.requests, counts.hits)
         assert (stats.allocs, stats.evictions) == (counts.allocs, counts.evictions)
         assert script.ops[script.warmup][0] == "pin_if_ready"
@@ -188,12 +198,12 @@ def _check_section(section: dict[str, Any]) -> None:
     assert section["curve_pools"] == pools
     hit_rows = section["hit_ratios"]
     assert [(row["workload"], row["num_blocks"], row["policy"]) for row in hit_rows] == [
-        (name, pool, policy) for name in policies.WORKLOADS for pool in pools for policy in names
+        (name, pool, policy) for name in streams.WORKLOADS for pool in pools for policy in names
     ]
     base = {
         (row["workload"], row["num_blocks"]): row
         for row in hit_rows
-        if row["policy"] == policies.BASELINE
+        if row["policy"] == implementations.BASELINE
     }
     for row in hit_rows:
         assert 0.0 <= row["request_hit_ratio"] <= 1.0
@@ -211,15 +221,15 @@ def _check_section(section: dict[str, Any]) -> None:
         )
     assert section["workloads"]["reuse"]["stream"] != section["workloads"]["scan"]["stream"]
     cost_rows = section["costs"]
-    expected = [(name, pool) for name in policies.WORKLOADS for pool in section["pools"]]
-    expected += [(policies.MIX_WORKLOAD, 64)]
+    expected = [(name, pool) for name in streams.WORKLOADS for pool in section["pools"]]
+    expected += [(policy_costs.MIX_WORKLOAD, 64)]
     assert [(row["workload"], row["num_blocks"], row["policy"]) for row in cost_rows] == [
         (name, pool, policy) for name, pool in expected for policy in names
     ]
     for row in cost_rows:
         assert row["ns_per_op"] > 0
         assert sum(row["op_counts"].values()) == row["calls"]
-        if row["policy"] == policies.BASELINE:
+        if row["policy"] == implementations.BASELINE:
             assert row["ns_per_op_ratio"] == row["same_mix_ratio"] == 1.0
         else:
             assert row["ns_per_op_ratio"] > 0 and row["same_mix_ratio"] > 0
@@ -278,7 +288,7 @@ def test_without_matplotlib_the_table_still_prints(
     for name in EVICTION_POLICIES:
         assert ["scan", "4,096", name] in [row[:3] for row in table_rows]
     assert "miss ratio (1 - request hit ratio) by pool size:" in text
-    assert f"target: request hit ratio vs {policies.BASELINE}, scan, 8,192 blocks" in text
+    assert f"target: request hit ratio vs {implementations.BASELINE}, scan, 8,192 blocks" in text
     assert f"miss-ratio curve: {plot.INSTALL_HINT}" in text
     assert not (tmp_path / "out").exists()
 
@@ -301,7 +311,7 @@ def test_targets_are_computed_from_the_rows() -> None:
         {
             "workload": "reuse",
             "num_blocks": 8,
-            "policy": policies.BASELINE,
+            "policy": implementations.BASELINE,
             "request_hit_vs_fifo": 1.0,
         },
         {"workload": "reuse", "num_blocks": 8, "policy": "x", "request_hit_vs_fifo": 1.2},

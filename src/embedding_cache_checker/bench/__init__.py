@@ -3,8 +3,13 @@
 ``workload`` generates and records the operation stream, ``runner`` times it
 in the running build (and starts one child process per build), ``report``
 prints the result, ``command`` wires it into the ``embedding-cache`` CLI.
-``policies`` compares the eviction policies (``bench --policies``: hit ratios
-on token-sized streams, per-op cost) and ``plot`` draws its miss-ratio curve.
+``rounds`` is the one timing loop every side-by-side figure uses (contenders in
+rotating order), and the ratios taken from it. ``implementations`` derives
+what is measured from the runtime's registries (``EVICTION_POLICIES``,
+``ALLOCATORS``). ``policies`` compares the eviction policies (``bench
+--policies``): hit ratios (``hit_ratios``) on token-sized streams
+(``streams``), per-op cost (``policy_costs``); ``plot`` draws its miss-ratio
+curve.
 ``beyond`` runs ``bench --beyond-seed``: the package beside the seed's class
 (``seed_reference``, ``implementations``) on construction time, memory,
 block contiguity (``contiguity``, on compare.py's op mix: ``shared_mix``),

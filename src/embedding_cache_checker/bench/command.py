@@ -95,9 +95,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "--construction-blocks pool; tracemalloc bytes per block of an empty pool and per "
             "live entry; runs of consecutive block ids per multi-block entry on compare.py's "
             "op mix and on the token-sized streams; "
-            f"{policies.BASELINE}'s time on compare.py's op mix over the seed's; per-op cost "
-            "at each --scale-sizes pool (the realistic mix, --ops "
-            "measured ops) over the smallest. --construction, --memory, --contiguity, "
+            f"{implementations.BASELINE}'s time on compare.py's op mix over the seed's; "
+            "per-op cost at each --scale-sizes pool (the realistic mix, --ops measured ops) "
+            "over the smallest. --construction, --memory, --contiguity, "
             "--speed-vs-seed, --scale run one section each (combinable). Each policy is "
             "measured with each allocator (--allocators). About 4 minutes of CPU with the "
             "defaults, most of it --scale."
@@ -220,7 +220,7 @@ BEYOND_FLAGS = {
     "contiguity": ("--contiguity", "runs of consecutive block ids per multi-block entry"),
     "speed": (
         "--speed-vs-seed",
-        f"{policies.BASELINE}'s time on compare.py's op mix over the seed's",
+        f"{implementations.BASELINE}'s time on compare.py's op mix over the seed's",
     ),
     "scale": ("--scale", "per-op cost at each --scale-sizes pool over the smallest"),
 }
@@ -359,9 +359,9 @@ def run_policies(args: argparse.Namespace) -> int:
     notes = [
         "hit ratios count the requests after the warm-up; every policy serves the same "
         "pre-generated stream (the 'stream' fingerprint)",
-        f"ns/op: median over rounds of one policy's measured window; vs {policies.BASELINE}: "
-        "median of the per-round ratios; same mix: per-call costs weighted by "
-        f"{policies.BASELINE}'s operation counts "
+        "ns/op: median over rounds of one policy's measured window; "
+        f"vs {implementations.BASELINE}: median of the per-round ratios; same mix: per-call "
+        f"costs weighted by {implementations.BASELINE}'s operation counts "
         "(a policy that hits more does fewer, costlier allocs, which moves ns/op)",
         f"{time.perf_counter() - started:.0f} s in all",
     ]

@@ -10,9 +10,9 @@ Two streams, each served by the seed's class and by every policy:
 
 - ``shared``: compare.py's op mix (``shared_mix``; 4,096 blocks, sizes 1-32,
   every alloc of the stream counted, as compare.py does);
-- the token-sized streams of ``bench --policies`` (``policies.make_stream``:
+- the token-sized streams of ``bench --policies`` (``streams.make_stream``:
   items of 64-4,096 blocks, 262,144-block pool by default), served by
-  ``policies.simulate``; only the allocs after the warm-up are counted, so a
+  ``hit_ratios.simulate``; only the allocs after the warm-up are counted, so a
   fresh pool's easy contiguity does not flatter the figure.
 
 A ``RunCounter`` wraps each cache and counts the runs of every entry ``alloc``
@@ -27,7 +27,7 @@ from typing import Any
 from embedding_cache.entry import CacheEntry
 from embedding_cache.free_blocks import runs_of
 
-from . import implementations, policies, shared_mix, workload
+from . import hit_ratios, implementations, shared_mix, streams, workload
 
 #: Workload name of compare.py's op mix in the rows.
 SHARED = "shared"
@@ -51,7 +51,7 @@ class RunCounter:
 
     def __init__(self, cache: workload.Cache) -> None:
         self.cache = cache
-        self.num_blocks = policies.cache_blocks(cache)
+        self.num_blocks = workload.cache_blocks(cache)
         #: (blocks, runs) of each successful alloc, in order.
         self.allocs: list[tuple[int, int]] = []
 
@@ -114,11 +114,11 @@ def shared(
 
 
 def token(
-    factory: implementations.Factory, stream: policies.Stream, num_blocks: int
+    factory: implementations.Factory, stream: streams.Stream, num_blocks: int
 ) -> dict[str, Any]:
     """Contiguity on a token-sized stream (allocs after its warm-up), and its hit ratio."""
     counter = RunCounter(factory(num_blocks))
-    counts = policies.simulate(stream, counter)
+    counts = hit_ratios.simulate(stream, counter)
     # The successful allocs after the warm-up are the last ones the counter saw.
     counted = counts.allocs - counts.alloc_failures
     window = counter.allocs[len(counter.allocs) - counted :] if counted else []
@@ -170,9 +170,9 @@ def measure(
     )
     if progress is not None:
         progress(f"contiguity: shared mix done for {len(impls)} implementations")
-    for name in policies.WORKLOADS:
-        spec = policies.StreamSpec(name, token_warmup + token_requests, token_warmup, seed)
-        stream = policies.make_stream(spec)
+    for name in streams.WORKLOADS:
+        spec = streams.StreamSpec(name, token_warmup + token_requests, token_warmup, seed)
+        stream = streams.make_stream(spec)
         add(name, token_pool, {impl: token(f, stream, token_pool) for impl, f in impls.items()})
         if progress is not None:
             progress(f"contiguity: token stream {name!r} done")
@@ -188,8 +188,8 @@ def measure(
             "num_blocks": token_pool,
             "warmup": token_warmup,
             "requests": token_requests,
-            "items": policies.CATALOGUE_ITEMS,
-            "item_blocks": list(policies.ITEM_BLOCKS),
+            "items": streams.CATALOGUE_ITEMS,
+            "item_blocks": list(streams.ITEM_BLOCKS),
             "seed": seed,
         },
         "rows": rows,

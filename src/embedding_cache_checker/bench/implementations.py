@@ -1,6 +1,10 @@
-"""The implementations ``bench --beyond-seed`` measures side by side: the seed, and the package's.
+"""The implementations the bench measures: the seed, and the package's, from its registries.
 
-An implementation is a name and a factory ``num_blocks -> fresh cache``:
+Every policy the bench measures comes from ``embedding_cache.EVICTION_POLICIES``
+(``policy_names``, ``cache_factory``) and every allocator from
+``embedding_cache.ALLOCATORS`` (``allocator_names``); ``BASELINE`` is the policy
+ratios are taken against. For ``bench --beyond-seed``, an implementation is a
+name and a factory ``num_blocks -> fresh cache`` (``factories``):
 
 - ``"seed"``: the seed's own class (``seed_reference``, copied verbatim, with a
   length and a pool size added for the drivers);
@@ -16,16 +20,41 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from embedding_cache import ALLOCATORS, EmbeddingCache
+from embedding_cache import ALLOCATORS, EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
+from embedding_cache.policies import FifoPolicy
 
-from . import policies, seed_reference, workload
+from . import seed_reference, workload
 
 #: The name the seed's class is reported under.
 SEED = "seed"
 
+#: Policy every ratio is taken against: the seed's own order (its drop-in), whatever
+#: else the registry holds. The report's ``*_vs_fifo`` keys keep that name.
+BASELINE = FifoPolicy.name
+
 #: A function ``num_blocks -> fresh cache``.
 Factory = Callable[[int], workload.Cache]
+#: Maps a policy name to its cache factory (tests plant their own).
+FactoryFor = Callable[[str], Factory]
+
+
+def policy_names() -> tuple[str, ...]:
+    """Every name in ``embedding_cache.EVICTION_POLICIES``, in its order. O(policies)."""
+    return tuple(EVICTION_POLICIES)
+
+
+def cache_factory(name: str) -> Factory:
+    """A function ``num_blocks -> fresh EmbeddingCache`` evicting with policy ``name``. O(1).
+
+    Raises:
+        ValueError: ``name`` is not in ``EVICTION_POLICIES``.
+    """
+    if name not in EVICTION_POLICIES:
+        raise ValueError(
+            f"unknown eviction policy {name!r}; choose from {', '.join(EVICTION_POLICIES)}"
+        )
+    return functools.partial(EmbeddingCache, eviction=name)
 
 
 class SeedCache(seed_reference.EmbeddingCache):
@@ -76,14 +105,14 @@ def factories(
     Raises:
         ValueError: a name is not in ``EVICTION_POLICIES``, or not in ``ALLOCATORS``.
     """
-    chosen = policies.policy_names() if names is None else tuple(names)
+    chosen = policy_names() if names is None else tuple(names)
     kinds = allocator_names() if allocators is None else tuple(allocators)
     unknown = [kind for kind in kinds if kind not in ALLOCATORS]
     if unknown:
         raise ValueError(f"unknown allocator(s) {unknown}; choose from {', '.join(ALLOCATORS)}")
     out: dict[str, Factory] = {SEED: SEED_FACTORY} if with_seed else {}
     for policy in chosen:
-        policies.cache_factory(policy)  # raises ValueError for an unknown policy
+        cache_factory(policy)  # raises ValueError for an unknown policy
         for kind in kinds:
             out[name(policy, kind)] = functools.partial(
                 EmbeddingCache, eviction=policy, allocator=kind

@@ -1,7 +1,7 @@
 """Timing contenders side by side in rotating rounds, and the ratios taken from those rounds.
 
 Every side-by-side figure of the bench is measured by ``rotating_rounds``:
-the builds' pool sizes (``runner``), the policies' costs (``policies``),
+the builds' pool sizes (``runner``), the policies' costs (``policy_costs``),
 and ``bench --beyond-seed``'s construction, speed and scale sections. There
 are ``repeat`` rounds; each times every contender once, and the contenders'
 order rotates one step per round, so none is always the first (just after the

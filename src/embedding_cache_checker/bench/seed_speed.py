@@ -2,7 +2,7 @@
 
 The stream is ``shared_mix``'s (compare.py's legal stream), recorded once on
 the seed's class; it is then replayed on a fresh cache of the seed and of
-each asked policy (by default ``policies.BASELINE``, the seed's drop-in: the
+each asked policy (by default ``implementations.BASELINE``, the seed's drop-in: the
 stream adapts to the seed's answers, so another policy could find a call
 illegal), the implementations alternating and their order rotating each round
 (``rounds.rotating_rounds``). The whole stream is timed (construction is not),
@@ -18,10 +18,10 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from . import implementations, policies, rounds, runner, shared_mix, workload
+from . import implementations, rounds, runner, shared_mix, workload
 
 #: Policies timed against the seed by default: the drop-in.
-DEFAULT_POLICIES = (policies.BASELINE,)
+DEFAULT_POLICIES = (implementations.BASELINE,)
 
 
 def seed_script(

@@ -270,6 +270,12 @@ def record(
     return Script(shape, seed, tuple(rec.ops[:end]), tuple(rec.outcomes[:end]), warmup)
 
 
+def cache_blocks(cache: Cache) -> int:
+    """The pool size of ``cache`` (its ``num_blocks``, which the protocol leaves out). O(1)."""
+    blocks: int = getattr(cache, "num_blocks")  # noqa: B009 - not part of the Protocol
+    return blocks
+
+
 def op_counts(ops: Sequence[Op]) -> dict[str, int]:
     """Calls of each operation in ``ops``, by operation name in sorted order. O(len(ops))."""
     counts: dict[str, int] = {}

@@ -1,0 +1,165 @@
+"""Hit ratios of ``bench --policies``: every policy serves the same stream on every pool.
+
+Each request is ``pin_if_ready(key)``: a hit when the entry is ready (it is then
+unpinned at once, as the load completes); a miss allocates the item's blocks
+and, if the alloc fit, marks the entry ready (``simulate``). ``hit_ratios``
+runs every (workload, pool size, policy), in worker processes when
+``jobs > 1``: the miss-ratio curve and the table's hit ratios come from the
+same runs. ``hit_rows`` turns the counts into the report's rows, with ratios
+to the baseline policy. Nothing here is timed but the runs' own CPU seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import workload
+from .implementations import FactoryFor, cache_factory
+from .streams import Stream, StreamSpec, make_stream
+
+
+@dataclass(frozen=True)
+class HitCounts:
+    """What one policy answered to the counted part of one stream on one pool."""
+
+    requests: int
+    hits: int
+    blocks_requested: int
+    blocks_hit: int  # blocks of the hit entries
+    allocs: int
+    alloc_failures: int
+    evictions: int
+    cpu_seconds: float = field(default=0.0, compare=False)  # the whole run, warm-up included
+
+    @property
+    def request_hit_ratio(self) -> float:
+        """Hits over requests."""
+        return self.hits / self.requests if self.requests else 0.0
+
+    @property
+    def block_hit_ratio(self) -> float:
+        """Blocks of the hit entries over blocks requested."""
+        return self.blocks_hit / self.blocks_requested if self.blocks_requested else 0.0
+
+
+def simulate(stream: Stream, cache: workload.Cache) -> HitCounts:
+    """Serve every request of ``stream`` on ``cache``; the counts after the warm-up.
+
+    An item larger than the whole pool is not allocated (``alloc`` would raise):
+    it counts as an alloc failure, as does an alloc that returns None.
+    O(requests) calls of the cache.
+    """
+    pin_if_ready, unpin, alloc, mark_ready = (
+        cache.pin_if_ready,
+        cache.unpin,
+        cache.alloc,
+        cache.mark_ready,
+    )
+    started = time.process_time()
+    hits = blocks_hit = allocs = failures = evictions = 0
+    warmup = stream.warmup
+    pool = workload.cache_blocks(cache)
+    for i, (key, size) in enumerate(zip(stream.keys, stream.sizes, strict=True)):
+        if i == warmup:
+            hits = blocks_hit = allocs = failures = evictions = 0
+        entry = pin_if_ready(key)
+        if entry is not None:
+            if entry.ready:  # always, in this workload: saves complete at once
+                hits += 1
+                blocks_hit += size
+                unpin(key)
+            continue
+        allocs += 1
+        if size > pool:  # larger than the pool: alloc would raise CapacityError
+            failures += 1
+            continue
+        before = len(cache)
+        if alloc(key, size) is None:
+            failures += 1
+            continue
+        evictions += before + 1 - len(cache)
+        mark_ready(key)
+    counted = stream.sizes[warmup:]
+    cpu = time.process_time() - started
+    return HitCounts(len(counted), hits, sum(counted), blocks_hit, allocs, failures, evictions, cpu)
+
+
+def _simulate_job(job: tuple[StreamSpec, int, str]) -> HitCounts:
+    """One (stream, pool, policy) simulation; runs in a worker process."""
+    spec, pool, policy = job
+    return simulate(make_stream(spec), cache_factory(policy)(pool))
+
+
+def hit_ratios(
+    specs: Sequence[StreamSpec],
+    pools: Sequence[int],
+    policies: Sequence[str],
+    *,
+    jobs: int = 1,
+    factory_for: FactoryFor = cache_factory,
+) -> dict[tuple[str, int, str], HitCounts]:
+    """Counts for every (workload, pool, policy); in ``jobs`` worker processes if > 1.
+
+    Worker processes build caches with ``cache_factory``, so a planted
+    ``factory_for`` runs in this process. O(workloads x pools x policies x requests).
+    """
+    grid = [(spec, pool, policy) for spec in specs for pool in pools for policy in policies]
+    if jobs > 1 and factory_for is cache_factory and len(grid) > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as executor:
+            counts = list(executor.map(_simulate_job, grid, chunksize=1))
+    else:
+        counts = [
+            simulate(make_stream(spec), factory_for(policy)(pool)) for spec, pool, policy in grid
+        ]
+    return {
+        (spec.workload, pool, policy): count
+        for (spec, pool, policy), count in zip(grid, counts, strict=True)
+    }
+
+
+def hit_rows(
+    counts: Mapping[tuple[str, int, str], HitCounts],
+    streams: Sequence[Stream],
+    pools: Sequence[int],
+    names: Sequence[str],
+    baseline: str,
+) -> list[dict[str, Any]]:
+    """The report's hit-ratio rows: per stream, pool and policy, in that order.
+
+    Each row carries the counts, the ratios, the stream's fingerprint and, when
+    ``baseline`` was simulated there, its ratios to the baseline's under the
+    keys ``request_hit_vs_fifo`` and ``block_hit_vs_fifo`` (the names the
+    report has always used; the baseline is the seed's order).
+    O(streams x pools x policies).
+    """
+    rows = []
+    for stream in streams:
+        for pool in pools:
+            base = counts.get((stream.spec.workload, pool, baseline))
+            for policy in names:
+                count = counts[(stream.spec.workload, pool, policy)]
+                row: dict[str, Any] = {
+                    "workload": stream.spec.workload,
+                    "num_blocks": pool,
+                    "policy": policy,
+                    "stream": stream.fingerprint,
+                    **asdict(count),
+                    "request_hit_ratio": count.request_hit_ratio,
+                    "block_hit_ratio": count.block_hit_ratio,
+                    "miss_ratio": 1.0 - count.request_hit_ratio,
+                }
+                if base is not None:
+                    row["request_hit_vs_fifo"] = _ratio(
+                        count.request_hit_ratio, base.request_hit_ratio
+                    )
+                    row["block_hit_vs_fifo"] = _ratio(count.block_hit_ratio, base.block_hit_ratio)
+                rows.append(row)
+    return rows
+
+
+def _ratio(mine: float, base: float) -> float | None:
+    return mine / base if base else None
