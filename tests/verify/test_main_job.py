@@ -28,11 +28,12 @@ from embedding_cache_checker.verify.main_job import (
     VerifyOptions,
     VerifyReport,
     run_verify,
-    tlc_models,
 )
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.profile import CI
 from embedding_cache_checker.verify.replay import Mismatch, ReplayReport
+from embedding_cache_checker.verify.step_models import tlc_models
+from embedding_cache_checker.verify.step_table import STEP_BY_NAME, STEP_TABLE
 from embedding_cache_checker.verify.traces import TraceVerdict
 
 #: The sections every policy has, with the top-level's fields.
@@ -187,6 +188,21 @@ def test_skipped_steps_are_none() -> None:
     report = VerifyReport()
     assert all(report.step_ok(step) is None for step in STEPS)
     assert report.ok  # nothing ran, nothing failed
+
+
+def test_every_step_is_in_the_table_once_with_one_runner() -> None:
+    assert tuple(step.name for step in STEP_TABLE) == STEPS
+    for step in STEP_TABLE:
+        assert (step.run_once is None) != (step.run_per_policy is None), step.name
+
+
+def test_a_step_verdict_comes_from_its_table_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    report = _report()
+    assert report.step_ok("traces") is True
+    step = dataclasses.replace(STEP_BY_NAME["traces"], verdict=lambda _report, _policy: False)
+    monkeypatch.setitem(STEP_BY_NAME, "traces", step)
+    assert report.step_ok("traces") is False and report.step_ok("traces", "fifo") is False
+    assert report.step_ok("planted") is True  # the other steps keep their own
 
 
 def test_tlc_runs_the_chosen_policies_models_and_the_shared_ones_only() -> None:

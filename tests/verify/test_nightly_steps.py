@@ -24,11 +24,11 @@ from embedding_cache_checker.verify.config_override import assign_constants, ove
 from embedding_cache_checker.verify.main_job import (
     VerifyOptions,
     VerifyReport,
-    config_depth,
     run_verify,
 )
 from embedding_cache_checker.verify.profile import NIGHTLY
 from embedding_cache_checker.verify.stateful_step import junit_counts, run_pytest
+from embedding_cache_checker.verify.step_models import config_depth
 from embedding_cache_checker.verify.tlc_steps import big_models, bug_model_names, policy_simulations
 
 # ---------------------------------------------------------------- the deep replay's cut
@@ -143,7 +143,8 @@ def test_big_models_are_those_left_out_of_the_default_run() -> None:
 def test_the_distributed_step_holds_with_no_big_model(monkeypatch: pytest.MonkeyPatch) -> None:
     # A manifest without big models: the step runs nothing and does not fail.
     monkeypatch.setattr(
-        "embedding_cache_checker.verify.main_job.load_manifest", lambda _: [_model("MCSmall", True)]
+        "embedding_cache_checker.verify.step_nightly.load_manifest",
+        lambda _: [_model("MCSmall", True)],
     )
     options = VerifyOptions(
         tla_dir=find_tla_dir(), steps=("distributed",), profile=dataclasses.replace(NIGHTLY)

@@ -22,9 +22,9 @@ from embedding_cache_checker.verify.main_job import (
     EXTRA_STEPS,
     STEPS,
     VerifyOptions,
-    config_depth,
 )
 from embedding_cache_checker.verify.profile import CI, NIGHTLY, PROFILES, get_profile
+from embedding_cache_checker.verify.step_models import config_depth
 
 
 def _args(*argv: str) -> argparse.Namespace:

@@ -23,7 +23,6 @@ from embedding_cache.state import CacheState
 from embedding_cache_checker.abstraction import abstract_state
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify.graph_dump import DumpedModel, dump_state_graph, model_policy
-from embedding_cache_checker.verify.main_job import planted_replay
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, for_policy
 from embedding_cache_checker.verify.replay import (
@@ -37,6 +36,7 @@ from embedding_cache_checker.verify.replay import (
     spec_abstract,
 )
 from embedding_cache_checker.verify.state_graph import StateGraph
+from embedding_cache_checker.verify.step_planted import planted_replay
 from embedding_cache_checker.verify.tla_values import parse_state
 
 # ---------------------------------------------------------------- a hand-made graph

@@ -29,10 +29,11 @@ from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
 from embedding_cache_checker.tlc.config import parse_config
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.tracing import TracedEmbeddingCache, TraceStep
-from embedding_cache_checker.verify.main_job import planted_eviction, trace_eviction
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
 from embedding_cache_checker.verify.replay import policy_factory, policy_variables, spec_abstract
+from embedding_cache_checker.verify.step_planted import planted_eviction
+from embedding_cache_checker.verify.step_traces import trace_eviction
 from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue, parse_value
 from embedding_cache_checker.verify.traces import (
     TRACE_POLICY,

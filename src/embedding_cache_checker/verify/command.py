@@ -268,59 +268,73 @@ def _print_comparison(comparison: Comparison, old: str, as_json: bool) -> None:
         print(comparison.render())
 
 
-def run_command(args: argparse.Namespace) -> int:
-    """Run the main job; exit 0 only if every selected step holds (and, with
-    ``--compare``, nothing regressed)."""
-    if args.against is not None:
-        if args.compare is None:
-            print("embedding-cache verify: --against needs --compare OLD.json")
-            return EXIT_SETUP
-        return _compare_files(args.compare, args.against, args.json)
-    profile = _profile(args)
+class _RefusedError(Exception):
+    """The command line asks for something the command cannot do (the message says what)."""
+
+
+def _steps(args: argparse.Namespace, profile: Profile) -> tuple[str, ...]:
+    """The steps ``--only`` chooses (default: the profile's).
+
+    Raises:
+        _RefusedError: an unknown step, or one the profile does not run.
+    """
     offered = CI_STEPS + profile.extra_steps
-    steps = (
-        offered
-        if args.only is None
-        else tuple(s.strip() for s in args.only.split(",") if s.strip())
-    )
+    if args.only is None:
+        return offered
+    steps = tuple(s.strip() for s in args.only.split(",") if s.strip())
     unknown = [s for s in steps if s not in STEPS]
     if unknown:
-        print(f"embedding-cache verify: unknown steps {unknown}; choose from {STEPS}")
-        return EXIT_SETUP
+        raise _RefusedError(f"unknown steps {unknown}; choose from {STEPS}")
     absent = [s for s in steps if s not in offered]
     if absent:
-        print(
-            f"embedding-cache verify: the {profile.name} profile does not run {absent} "
+        raise _RefusedError(
+            f"the {profile.name} profile does not run {absent} "
             f"(its steps: {offered}; try --profile nightly)"
         )
-        return EXIT_SETUP
+    return steps
+
+
+def _policies(args: argparse.Namespace) -> tuple[str, ...]:
+    """The policies ``--policy`` chooses, each one of ``EVICTION_POLICIES``.
+
+    Raises:
+        _RefusedError: none, or one the registry does not have.
+    """
     policies = tuple(p.strip() for p in args.policy.split(",") if p.strip())
     bad = [p for p in policies if p not in EVICTION_POLICIES]
     if bad or not policies:
-        print(
-            f"embedding-cache verify: unknown policies {bad}; "
-            f"choose from {tuple(EVICTION_POLICIES)}"
-        )
-        return EXIT_SETUP
+        raise _RefusedError(f"unknown policies {bad}; choose from {tuple(EVICTION_POLICIES)}")
+    return policies
+
+
+def _options(args: argparse.Namespace, profile: Profile) -> VerifyOptions:
+    """The run's options; every chosen policy's plan is read here, so a policy the
+    manifest lacks parts of is named before anything runs.
+
+    Raises:
+        _RefusedError: as ``_steps`` and ``_policies``, or the manifest or TLC is not usable.
+    """
+    steps, policies = _steps(args, profile), _policies(args)
     try:
-        old = None if args.compare is None else _load(args.compare)
         tla_dir = find_tla_dir(args.tla_dir)
-        load_plans(tla_dir, policies)  # a policy the manifest lacks parts of fails here
-        options = VerifyOptions(
-            tla_dir=tla_dir,
-            steps=steps,
-            workers=args.workers,
-            crosshair_timeout=args.crosshair_timeout,
-            policies=policies,
-            deep=args.deep,
-            profile=profile,
-        )
+        load_plans(tla_dir, policies)
     except (ManifestError, TlcSetupError, ValueError) as exc:
-        print(f"embedding-cache verify: {exc}")
-        return EXIT_SETUP
-    report = run_verify(options)
+        raise _RefusedError(str(exc)) from exc
+    return VerifyOptions(
+        tla_dir=tla_dir,
+        steps=steps,
+        workers=args.workers,
+        crosshair_timeout=args.crosshair_timeout,
+        policies=policies,
+        deep=args.deep,
+        profile=profile,
+    )
+
+
+def _emit(report: VerifyReport, args: argparse.Namespace, old: dict[str, Any] | None) -> int:
+    """Write, print and compare the report; the exit status."""
     data = report.to_json()
-    json_out = args.json_out if args.json_out is not None else profile.json_out
+    json_out = args.json_out if args.json_out is not None else report.profile.json_out
     if json_out:
         Path(json_out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     comparison = None if old is None else compare(old, data)
@@ -337,6 +351,23 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"\nverify: {'all checks hold' if report.ok else 'FAILED'} ({total:.0f} s{where})")
     regressed = comparison is not None and not comparison.ok
     return EXIT_OK if report.ok and not regressed else EXIT_FAILED
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the main job; exit 0 only if every selected step holds (and, with
+    ``--compare``, nothing regressed)."""
+    if args.against is not None:
+        if args.compare is None:
+            print("embedding-cache verify: --against needs --compare OLD.json")
+            return EXIT_SETUP
+        return _compare_files(args.compare, args.against, args.json)
+    try:
+        options = _options(args, _profile(args))
+        old = None if args.compare is None else _load(args.compare)
+    except (_RefusedError, ValueError) as exc:
+        print(f"embedding-cache verify: {exc}")
+        return EXIT_SETUP
+    return _emit(run_verify(options), args, old)
 
 
 def _print_failures(report: VerifyReport) -> None:

@@ -65,7 +65,7 @@ def check_replay(
 def check_traces(bug: PlantedBug, tla_dir: Path, policy: str = DEFAULT_POLICY) -> tuple[bool, str]:
     """Record traces with ``bug`` under ``policy``; caught iff TLC rejects one
     (``main_job.planted_traces``: random workloads, then the bug's witness)."""
-    from .main_job import planted_traces
     from .plans import plan_for
+    from .step_planted import planted_traces
 
     return planted_traces(bug, plan_for(policy, tla_dir), tla_dir)

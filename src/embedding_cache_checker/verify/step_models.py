@@ -1,0 +1,127 @@
+"""The main job's model steps: ``tlc`` (the manifest's models of the chosen policies and of
+the shared core meet their expectations) and ``conformance`` (each policy's replay models'
+state graphs replayed on the code running that policy)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedding_cache.policies import make_policy
+
+from ..tlc.config import read_config
+from ..tlc.jar import locate_jar, locate_java, tlc_version
+from ..tlc.manifest import Model, default_models, load_manifest
+from ..tlc.runner import run_model
+from .config_override import overridden_tla_dir
+from .graph_dump import DumpedModel, dump_state_graph
+from .records import ReplayRun
+from .replay import check_constants, policy_factory, replay_graph
+
+if TYPE_CHECKING:
+    from .options import Job, VerifyOptions
+
+#: Seconds the dump of a model cut deeper than its config may take (TLC is killed then).
+DEEP_DUMP_TIMEOUT = 3600.0
+
+
+# ---------------------------------------------------------------- tlc
+
+
+def tlc_models(models: Iterable[Model], policies: Iterable[str]) -> list[Model]:
+    """The models of the default run that check ``policies``: the shared core's (``policy``
+    null) and those of the chosen policies, in manifest order. O(models)."""
+    chosen = set(policies)
+    return [m for m in default_models(list(models)) if m.policy is None or m.policy in chosen]
+
+
+def run_tlc(job: Job) -> None:
+    """Check every model of ``tlc_models`` with TLC, one after another. O(the models)."""
+    options, report = job.options, job.report
+    java, jar = locate_java(), locate_jar()
+    report.tlc_jar, report.tlc_version = str(jar), tlc_version(java, jar)
+    for model in tlc_models(load_manifest(options.tla_dir), options.policies):
+        report.tlc_policy[model.name] = model.policy
+        result = run_model(model, options.tla_dir, java, jar, options.workers)
+        verdict = "ok" if result.ok else f"FAILED ({result.note})"
+        job.progress(f"tlc {model.name}: {result.result} in {result.seconds:.1f} s: {verdict}")
+        report.tlc.append(result)
+
+
+# ---------------------------------------------------------------- conformance
+
+
+def _check_policy(dump: DumpedModel, policy: str, tla_dir: Path) -> None:
+    """The model is a model of ``policy`` (its manifest entry says so), and the code's
+    policy built from the entry's ``policy_params`` has the constants the model's config
+    sets (e.g. s3fifo's derived SmallTarget).
+
+    Raises:
+        ValueError: the manifest gives the model another policy, or a constant differs.
+    """
+    if dump.policy != policy:
+        raise ValueError(
+            f"{dump.name} is a {dump.policy} model (tla/models.json), not a {policy} one"
+        )
+    code = make_policy(policy_factory(policy, dump.policy_params), dump.num_blocks)
+    constants = read_config(tla_dir / f"{dump.name}.cfg").constants
+    problem = check_constants(code, constants) or check_constants(code, dump.policy_params)
+    if problem is not None:
+        raise ValueError(f"{dump.name}: {problem}")
+
+
+def config_depth(tla_dir: Path, model: str) -> int | None:
+    """The ``ReplayDepth`` ``model``'s config sets (None: it sets none). O(config size)."""
+    value = read_config(tla_dir / f"{model}.cfg").constants.get("ReplayDepth", "")
+    return int(value) if value.strip().isdigit() else None
+
+
+def _dump(
+    options: VerifyOptions, policy: str, name: str, full: bool
+) -> tuple[DumpedModel, int | None]:
+    """Dump ``name``'s state graph, a bounded model cut at the profile's depth if it sets
+    one, and check it is a model of ``policy``; (dump, the depth bound it was cut at)."""
+    depth = None if full else options.profile.replay_depth
+    if depth is None:
+        dump = dump_state_graph(options.tla_dir, name, options.workers)
+        _check_policy(dump, policy, options.tla_dir)
+        return dump, config_depth(options.tla_dir, name)
+    with overridden_tla_dir(options.tla_dir, name, {"ReplayDepth": str(depth)}) as tla_dir:
+        dump = dump_state_graph(tla_dir, name, options.workers, timeout=DEEP_DUMP_TIMEOUT)
+        _check_policy(dump, policy, tla_dir)
+    return dump, depth
+
+
+def run_conformance(job: Job, policy: str) -> None:
+    """Replay each of ``policy``'s replay models (the bounded ones only with ``deep``) on
+    the code; keeps the planted bugs' model in ``job.dumped``. O(TLC + edges replayed)."""
+    options = job.options
+    plan = options.plan(policy)
+    kept = job.dumped.setdefault(policy, {})
+    for name, full in plan.replayed:
+        if not full and not options.deep:
+            continue
+        dump, depth = _dump(options, policy, name, full)
+        overridden = not full and options.profile.replay_depth is not None
+        start = time.monotonic()
+        result = replay_graph(
+            dump.graph,
+            dump.keys,
+            dump.num_blocks,
+            dump.max_pins,
+            policy=policy_factory(policy, dump.policy_params),
+        )
+        seconds = time.monotonic() - start
+        if name == plan.planted:  # kept for the planted step; the others are dropped
+            kept[name] = dump
+        job.report.replays.append(
+            ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)
+        )
+        cut = "" if depth is None else f" (depth {depth}{', profile' if overridden else ''})"
+        job.progress(
+            f"replay [{policy}] {name}{cut}: {result.edges_replayed}/{result.edges_total} edges, "
+            f"{result.disabled_checked} refused calls, {len(result.mismatches)} mismatches "
+            f"(TLC {dump.tlc_seconds:.1f} s, replay {seconds:.1f} s)"
+        )
