@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from embedding_cache import EVICTION_POLICIES, CacheEntry, EmbeddingCache, GdsfPolicy
 from embedding_cache.policies import PolicySpec
+from embedding_cache.verification import state_of
 from embedding_cache_checker.abstraction import PolicyView, policy_view
 
 #: id -> the ``eviction=`` argument: every registered policy by name, and small-parameter gdsf.
@@ -49,7 +50,7 @@ def observe(cache: EmbeddingCache) -> Observation:
         entries=tuple(
             (k, e.pin_count, tuple(e.block_ids), id(e)) for k, e in sorted(s.entries.items())
         ),
-        policy=policy_view(s.policy.abstract()),
+        policy=policy_view(s.checks.abstract()),
         evictable_blocks=s.evictable_blocks,
         held=cache.has_held_entries(),
         length=len(cache),
@@ -58,7 +59,7 @@ def observe(cache: EmbeddingCache) -> Observation:
 
 def policy_vars(cache: EmbeddingCache) -> dict[str, Any]:
     """The policy's variables as its TLA+ module names them (``EvictionPolicy.abstract``)."""
-    return cache._state.policy.abstract()
+    return state_of(cache).checks.abstract()
 
 
 def queue_of(cache: EmbeddingCache) -> list[str]:

@@ -43,7 +43,7 @@ def _checked(eviction: str) -> tuple[EvictionPolicy, dict[str, int], dict[str, i
     cache = _cache(eviction)
     ready, evictable = _sizes(cache)
     policy = cache._state.policy
-    assert policy.check(ready, evictable) is None  # control: the real state passes
+    assert policy.checks().check(ready, evictable) is None  # control: the real state passes
     return policy, ready, evictable
 
 
@@ -53,7 +53,8 @@ def _checked(eviction: str) -> tuple[EvictionPolicy, dict[str, int], dict[str, i
 def test_fifo_reports_the_keys_its_queue_has_and_lacks() -> None:
     policy, ready, _ = _checked("fifo")
     wrong = {"q": 1, "z": 3}
-    assert policy.check(ready, wrong) == "EvictableSetInv: queue has extra ['r'], lacks ['z']"
+    message = policy.checks().check(ready, wrong)
+    assert message == "EvictableSetInv: queue has extra ['r'], lacks ['z']"
 
 
 def test_fifo_reports_a_size_that_disagrees_with_the_entry() -> None:
@@ -61,7 +62,7 @@ def test_fifo_reports_a_size_that_disagrees_with_the_entry() -> None:
     assert isinstance(policy, FifoPolicy)
     policy.queue["q"] = 5
     assert (
-        policy.check(ready, evictable)
+        policy.checks().check(ready, evictable)
         == "EvictableSetInv: queue says 5 blocks for 'q', entry holds 1"
     )
 
@@ -77,14 +78,14 @@ def _gdsf() -> tuple[GdsfPolicy, dict[str, int], dict[str, int]]:
 
 def test_gdsf_reports_the_members_it_has_and_lacks() -> None:
     policy, ready, _ = _gdsf()
-    message = policy.check(ready, {"q": 1, "z": 3})
+    message = policy.checks().check(ready, {"q": 1, "z": 3})
     assert message == "EvictableSetInv: members have extra ['r'], lack ['z']"
 
 
 def test_gdsf_reports_use_counts_kept_for_the_wrong_keys() -> None:
     policy, ready, evictable = _gdsf()
     del policy.freq["p"]
-    assert policy.check(ready, evictable) == (
+    assert policy.checks().check(ready, evictable) == (
         "EvictableSetInv: use counts kept for ['q', 'r'], ready keys ['p', 'q', 'r']"
     )
 
@@ -99,16 +100,16 @@ def test_gdsf_use_counts_must_lie_in_one_to_max_freq(count: int, ok: bool) -> No
     assert isinstance(policy, GdsfPolicy)
     policy.freq["p"] = count
     expected = None if ok else f"PolicyTypeOK: 'p' has use count {count}, outside 1..2"
-    assert policy.check(ready, evictable) == expected
+    assert policy.checks().check(ready, evictable) == expected
 
 
 def test_gdsf_a_priority_may_equal_the_clock_but_not_fall_below_it() -> None:
     policy, ready, evictable = _gdsf()
     lowest = min(prio for prio, _ in policy.members.values())
     policy.clock = lowest
-    assert policy.check(ready, evictable) is None
+    assert policy.checks().check(ready, evictable) is None
     policy.clock = lowest + 1
-    message = policy.check(ready, evictable)
+    message = policy.checks().check(ready, evictable)
     assert message is not None and message.startswith("ClockBelowPrioInv: ")
     assert f"< clock {lowest + 1}" in message
 
@@ -117,7 +118,7 @@ def test_gdsf_every_member_needs_a_heap_item() -> None:
     policy, ready, evictable = _gdsf()
     item = policy._queued.pop("q")
     policy._heap.remove(item)
-    assert policy.check(ready, evictable) == (
+    assert policy.checks().check(ready, evictable) == (
         "EvictableSetInv: 'q''s heap item None is not a lower bound"
     )
 
@@ -129,7 +130,7 @@ def test_gdsf_a_heap_item_above_its_keys_truth_is_reported() -> None:
     above = (prio, seq + 1, "q")  # same priority, later sequence: above the truth
     policy._queued["q"] = above
     policy._heap[policy._heap.index(old)] = above
-    message = policy.check(ready, evictable)
+    message = policy.checks().check(ready, evictable)
     assert message == f"EvictableSetInv: 'q''s heap item {above} is not a lower bound"
 
 
@@ -139,11 +140,11 @@ def test_gdsf_the_heap_and_its_index_must_hold_the_same_items() -> None:
     # The same number of items, but the index points at an equal copy, not the heap's.
     prio, seq, key = policy._queued["q"]
     policy._queued["q"] = (prio, seq, key)
-    assert policy.check(ready, evictable) == message
+    assert policy.checks().check(ready, evictable) == message
     # An extra heap item the index does not know.
     policy, ready, evictable = _gdsf()
     policy._heap.append((1 << 62, 0, "ghost"))
-    assert policy.check(ready, evictable) == message
+    assert policy.checks().check(ready, evictable) == message
 
 
 # ---------------------------------------------------------------- s3fifo
@@ -159,12 +160,12 @@ def _s3fifo() -> tuple[S3FifoPolicy, dict[str, int], dict[str, int]]:
 def test_s3fifo_a_key_in_both_queues_is_reported() -> None:
     policy, ready, evictable = _s3fifo()
     policy.main["q"] = 1
-    assert policy.check(ready, evictable) == "EvictableSetInv: ['q'] in both S and M"
+    assert policy.checks().check(ready, evictable) == "EvictableSetInv: ['q'] in both S and M"
 
 
 def test_s3fifo_the_queues_must_hold_exactly_the_evictable_keys() -> None:
     policy, ready, _ = _s3fifo()
-    assert policy.check(ready, {"q": 1, "z": 3}) == (
+    assert policy.checks().check(ready, {"q": 1, "z": 3}) == (
         "EvictableSetInv: queues hold ['q', 'r'], evictable ['q', 'z']"
     )
 
@@ -172,7 +173,7 @@ def test_s3fifo_the_queues_must_hold_exactly_the_evictable_keys() -> None:
 def test_s3fifo_reports_counters_kept_for_the_wrong_keys() -> None:
     policy, ready, evictable = _s3fifo()
     del policy.freq["p"]
-    assert policy.check(ready, evictable) == (
+    assert policy.checks().check(ready, evictable) == (
         "EvictableSetInv: counters kept for ['q', 'r'], ready keys ['p', 'q', 'r']"
     )
 
@@ -180,21 +181,21 @@ def test_s3fifo_reports_counters_kept_for_the_wrong_keys() -> None:
 def test_s3fifo_a_key_in_s_must_be_homed_in_s() -> None:
     policy, ready, evictable = _s3fifo()
     policy.home["q"] = "M"
-    assert policy.check(ready, evictable) == "EvictableSetInv: 'q' is in S but homed in M"
+    assert policy.checks().check(ready, evictable) == "EvictableSetInv: 'q' is in S but homed in M"
 
 
 def test_s3fifo_a_key_in_m_must_be_homed_in_m() -> None:
     policy, ready, evictable = _s3fifo()
     policy.small_blocks -= policy.small.pop("q")
     policy.main["q"] = 1
-    assert policy.check(ready, evictable) == "EvictableSetInv: 'q' is in M but homed in S"
+    assert policy.checks().check(ready, evictable) == "EvictableSetInv: 'q' is in M but homed in S"
 
 
 @pytest.mark.parametrize(("count", "ok"), [(-1, False), (0, True), (3, True), (4, False)])
 def test_s3fifo_counters_must_lie_in_zero_to_three(count: int, ok: bool) -> None:
     policy, ready, evictable = _s3fifo()
     policy.freq["p"] = count
-    message = policy.check(ready, evictable)
+    message = policy.checks().check(ready, evictable)
     if ok:
         assert message is None
     else:
@@ -204,14 +205,15 @@ def test_s3fifo_counters_must_lie_in_zero_to_three(count: int, ok: bool) -> None
 def test_s3fifo_the_small_block_count_is_what_s_holds() -> None:
     policy, ready, evictable = _s3fifo()
     policy.small_blocks += 1
-    assert policy.check(ready, evictable) == "EvictableSetInv: small_blocks is 4, S holds 3"
+    message = policy.checks().check(ready, evictable)
+    assert message == "EvictableSetInv: small_blocks is 4, S holds 3"
 
 
 def test_s3fifo_a_live_key_must_not_be_in_the_ghost() -> None:
     policy, ready, evictable = _s3fifo()
     policy.ghost["n"] = 1
     policy.ghost_blocks += 1
-    assert policy.check(ready, evictable) == "EvictableSetInv: live keys ['n'] are in G"
+    assert policy.checks().check(ready, evictable) == "EvictableSetInv: live keys ['n'] are in G"
 
 
 def test_s3fifo_the_ghost_weight_is_its_keys_and_within_capacity() -> None:
@@ -219,11 +221,11 @@ def test_s3fifo_the_ghost_weight_is_its_keys_and_within_capacity() -> None:
     capacity = policy.ghost_capacity
     policy.ghost["gone"] = 1  # not counted in ghost_blocks
     message = f"EvictableSetInv: G weighs 0, capacity {capacity}"
-    assert policy.check(ready, evictable) == message
+    assert policy.checks().check(ready, evictable) == message
     policy.ghost["gone"] = capacity  # counted, and exactly at capacity: fine
     policy.ghost_blocks = capacity
-    assert policy.check(ready, evictable) is None
+    assert policy.checks().check(ready, evictable) is None
     policy.ghost["gone"] = capacity + 1  # one over
     policy.ghost_blocks = capacity + 1
     message = f"EvictableSetInv: G weighs {capacity + 1}, capacity {capacity}"
-    assert policy.check(ready, evictable) == message
+    assert policy.checks().check(ready, evictable) == message

@@ -62,7 +62,7 @@ def _step(s: CacheState, rng: random.Random) -> tuple[object, ...]:
             result = getattr(transitions, op)(s, key)
     except CacheError as exc:
         result = type(exc).__name__
-    return op, key, result, policy_view(s.policy.abstract()), s.evictable_blocks
+    return op, key, result, policy_view(s.checks.abstract()), s.evictable_blocks
 
 
 def _run(s: CacheState, seed: int, steps: int) -> list[tuple[object, ...]]:
@@ -75,7 +75,7 @@ def test_a_copied_state_evolves_exactly_as_the_original(case: str) -> None:
     state = CacheState(10, make_policy(POLICY_CASES[case], 10))
     _run(state, seed=1, steps=120)  # fill every structure: queues, ghost, clock, heap
     twin = state.copy()
-    assert policy_view(twin.policy.abstract()) == policy_view(state.policy.abstract())
+    assert policy_view(twin.checks.abstract()) == policy_view(state.checks.abstract())
     assert type(twin.policy) is type(state.policy)
     assert _run(twin, seed=2, steps=150) == _run(state, seed=2, steps=150)
 
@@ -84,10 +84,10 @@ def test_a_copied_state_evolves_exactly_as_the_original(case: str) -> None:
 def test_a_copied_state_does_not_share_the_policy(case: str) -> None:
     state = CacheState(10, make_policy(POLICY_CASES[case], 10))
     _run(state, seed=3, steps=120)
-    before: PolicyView = policy_view(state.policy.abstract())
+    before: PolicyView = policy_view(state.checks.abstract())
     twin = state.copy()
     _run(twin, seed=4, steps=150)
-    assert policy_view(state.policy.abstract()) == before
+    assert policy_view(state.checks.abstract()) == before
 
 
 def _by_methods(policy: EvictionPolicy) -> EvictionPolicy:
@@ -123,9 +123,9 @@ def _by_hooks(policy: EvictionPolicy) -> EvictionPolicy:
 def test_the_methods_do_what_the_bound_hooks_do(name: str) -> None:
     cls = EVICTION_POLICIES[name]
     direct, hooked = _by_methods(cls(6)), _by_hooks(cls(6))
-    assert policy_view(direct.abstract()) == policy_view(hooked.abstract())
+    assert policy_view(direct.checks().abstract()) == policy_view(hooked.checks().abstract())
     sizes = {"a": 2, "b": 1, "c": 3}
-    assert direct.check(sizes, sizes) is None  # the sizes the methods were told are kept
+    assert direct.checks().check(sizes, sizes) is None  # the sizes the methods were told are kept
     evicted = [direct.evict() for _ in range(3)]
     evict = hooked.hooks().evict
     assert evicted == [evict()[0] for _ in range(3)]
@@ -134,7 +134,7 @@ def test_the_methods_do_what_the_bound_hooks_do(name: str) -> None:
 
 def test_fifo_methods_evict_oldest_first_and_a_release_goes_to_the_back() -> None:
     policy = _by_methods(EVICTION_POLICIES["fifo"](6))
-    assert policy.abstract() == {"queue": ("b", "c", "a")}
+    assert policy.checks().abstract() == {"queue": ("b", "c", "a")}
     assert [policy.evict() for _ in range(3)] == ["b", "c", "a"]
 
 
@@ -145,7 +145,7 @@ def test_a_plan_over_nothing_evictable_has_no_victims(name: str) -> None:
     def size_of(key: str) -> int:
         raise AssertionError(f"no key to size, asked for {key!r}")
 
-    plan = policy.plan_victims(0, 2, size_of)
+    plan = policy.checks().plan_victims(0, 2, size_of)
     assert (plan.victims, plan.victim_blocks) == ((), 0)
 
 
@@ -164,12 +164,12 @@ def test_joined_ok_accepts_only_the_newest_joiner(name: str) -> None:
         policy.admit(key, size)
         before = len(policy)
         policy.ready(key, size)
-        assert policy.joined_ok(key, before) is None
+        assert policy.checks().joined_ok(key, before) is None
     # "a" joined first: it is not where the rule puts the newest joiner.
-    message = policy.joined_ok("a", 1)
+    message = policy.checks().joined_ok("a", 1)
     assert message is not None and "'a'" in message
     # The evictable set did not grow by one.
-    message = policy.joined_ok("b", 2)
+    message = policy.checks().joined_ok("b", 2)
     assert message is not None and "from 2 to 2" in message
 
 
@@ -178,7 +178,8 @@ def test_gdsf_joined_ok_reports_a_priority_below_the_clock() -> None:
     policy.ready("a", 1)
     prio = policy.members["a"][0]
     policy.clock = prio + 1
-    assert policy.joined_ok("a", 0) == f"'a' joined at priority {prio}, below the clock {prio + 1}"
+    message = policy.checks().joined_ok("a", 0)
+    assert message == f"'a' joined at priority {prio}, below the clock {prio + 1}"
 
 
 def test_s3fifo_joined_ok_with_an_empty_home_queue_names_no_tail() -> None:
@@ -186,7 +187,8 @@ def test_s3fifo_joined_ok_with_an_empty_home_queue_names_no_tail() -> None:
     policy.admit("a", 1)
     policy.ready("a", 1)
     policy.home["b"] = "M"  # homed in M, which is empty
-    assert policy.joined_ok("b", 0) == "'b' joined, but the newest key of its queue is None"
+    message = policy.checks().joined_ok("b", 0)
+    assert message == "'b' joined, but the newest key of its queue is None"
 
 
 def test_s3fifo_a_key_promoted_by_an_alloc_can_be_evicted_by_the_same_alloc() -> None:
@@ -198,10 +200,10 @@ def test_s3fifo_a_key_promoted_by_an_alloc_can_be_evicted_by_the_same_alloc() ->
     cache.unpin("a")
     put_pinned(cache, "held", 3)
     policy = cache._state.policy
-    plan = policy.plan_victims(0, 1, lambda key: len(cache._state.entries[key].block_ids))
+    plan = policy.checks().plan_victims(0, 1, lambda key: len(cache._state.entries[key].block_ids))
     assert plan.victims == ("a",) and plan.victim_blocks == 1
     assert cache.alloc("x", 1) is not None
-    assert cache.get("a") is None and policy.plan_holds(plan)
+    assert cache.get("a") is None and policy.checks().plan_holds(plan)
 
 
 class _BaseHookedFifo(FifoPolicy):
@@ -232,7 +234,7 @@ def test_s3fifo_a_pool_with_no_room_for_m_remembers_no_ghost() -> None:
     cache = EmbeddingCache(1, eviction="s3fifo")
     put_ready(cache, "a", 1)
     put_ready(cache, "b", 1)  # evicts a from S, which G cannot hold
-    assert cache.get("a") is None and cache._state.policy.abstract()["ghost"] == ()
+    assert cache.get("a") is None and cache._state.checks.abstract()["ghost"] == ()
 
 
 def test_make_policy_errors_say_what_was_wrong() -> None:

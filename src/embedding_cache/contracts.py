@@ -175,7 +175,7 @@ def failed_alloc_changes_nothing(OLD: Old, s: CacheState, result: CacheEntry | N
 
 
 def alloc_evicts_policy_victims(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
-    """The victims are exactly the policy's by its rule (``plan_victims``), and the
+    """The victims are exactly the policy's by its rule (its checks' ``plan_victims``), and the
     policy's state agrees with the plan afterwards (its order property)."""
     if result is None:
         return True
@@ -183,7 +183,7 @@ def alloc_evicts_policy_victims(OLD: Old, s: CacheState, result: CacheEntry | No
     return (
         all(k not in s.entries and k not in s.policy for k in plan.victims)
         and s.hooks.evictable_count() == OLD.pre.evictable_len - len(plan.victims)
-        and s.policy.plan_holds(plan)
+        and s.checks.plan_holds(plan)
     )
 
 
@@ -272,7 +272,7 @@ def joins_where_the_rule_puts_it(OLD: Old, s: CacheState, key: str) -> bool:
     entry = s.entries.get(key)
     if entry is None or entry._pin_count != 0 or OLD.pre.pin == 0:
         return True  # nothing joined (an unpin that left pins behind)
-    return s.policy.joined_ok(key, OLD.pre.evictable_len) is None
+    return s.checks.joined_ok(key, OLD.pre.evictable_len) is None
 
 
 def mark_ready_counts_blocks(OLD: Old, s: CacheState, key: str) -> bool:

@@ -60,7 +60,7 @@ def block_conservation_inv(s: CacheState) -> str | None:
 
 def evictable_set_inv(s: CacheState) -> str | None:
     """EvictableSetInv: the policy holds exactly the ready+unpinned entries, each once,
-    and the policy's own invariants hold (``EvictionPolicy.check``)."""
+    and the policy's own invariants hold (its ``PolicyChecks.check``)."""
     seen: set[str] = set()
     for key in s.policy.evictable_keys():
         if key in seen:
@@ -78,7 +78,7 @@ def evictable_set_inv(s: CacheState) -> str | None:
     for key in evictable:
         if key not in seen:
             return f"ready+unpinned key {key!r} is missing from the policy"
-    return s.policy.check(ready, evictable)
+    return s.checks.check(ready, evictable)
 
 
 def evictable_count_inv(s: CacheState) -> str | None:

@@ -3,7 +3,7 @@
 Everything here is what a postcondition needs to say "what changed and what
 did not" inductively: O(1) snapshots of the counters, and for ``alloc`` the
 spec's choice of victims (oldest first, only as many as needed) computed
-by the policy's rule (``EvictionPolicy.plan_victims``), computed
+by the policy's rule (``PolicyChecks.plan_victims``), computed
 independently of the code that evicts. Nothing here grows with
 ``num_blocks``: an alloc's expectations cost O(n_blocks + victims' blocks).
 The conditions that compare them, and each operation's contract, are in
@@ -97,7 +97,7 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
         return AllocPlan(True, VictimPlan((), 0, None), (), 0)
     entries = s.entries
     # With enough free blocks the rule evicts nothing (plan_victims' loop does not run).
-    plan = s.policy.plan_victims(free_len, n, _sizer(s))
+    plan = s.checks.plan_victims(free_len, n, _sizer(s))
     freed: list[int] = []
     largest = 0
     for key in plan.victims:

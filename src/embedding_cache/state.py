@@ -9,15 +9,18 @@ build states directly.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .entry import CacheEntry
 from .free_blocks import DEFAULT_ALLOCATOR, FreeBlocks, FreeStack, make_free_pool
-from .policies import EvictionPolicy, FifoPolicy, Hooks
+from .policies import EvictionPolicy, FifoPolicy, Hooks, PolicyChecks
 
 
 class CacheState:
     """The cache's whole state (see spec/SPEC.md for the mapping to the TLA+ variables)."""
 
     __slots__ = (
+        "checks",
         "entries",
         "evictable_blocks",
         "evictable_count",
@@ -62,6 +65,8 @@ class CacheState:
         the seed's inline OrderedDict.
         """
         self.policy = policy
+        #: The policy's verification adapter (contracts, the sweep and the checker read it).
+        self.checks: PolicyChecks[Any] = policy.checks()
         hooks = policy.hooks()
         #: The policy's bound hooks (``policies.base.Hooks``).
         self.hooks: Hooks = hooks
@@ -89,7 +94,7 @@ class CacheState:
             clone._pin_count = entry._pin_count
             twin.entries[key] = clone
         twin.evictable_blocks = self.evictable_blocks
-        policy = self.policy.clone()
+        policy = self.checks.clone()
         if type(policy) is not type(self.policy):
             # A subclass that inherits its parent's clone (a planted bug) adds no
             # field: give the copy its class back.
@@ -106,7 +111,7 @@ class CacheState:
     def __repr__(self) -> str:
         return (
             f"CacheState(num_blocks={self.num_blocks}, free={self.free!r}, "
-            f"entries={self.entries!r}, policy={self.policy.name}:{self.policy.abstract()!r}, "
+            f"entries={self.entries!r}, policy={self.policy.name}:{self.checks.abstract()!r}, "
             f"evictable_blocks={self.evictable_blocks})"
         )
 

@@ -70,7 +70,7 @@ def abstract_state(s: CacheState) -> AbstractState:
         entries=tuple(
             sorted((k, AbstractEntry(e.pin_count, len(e.block_ids))) for k, e in s.entries.items())
         ),
-        policy=policy_view(s.policy.abstract()),
+        policy=policy_view(s.checks.abstract()),
         free=len(s.free),
         held=has_held_entries(s),
     )

@@ -21,16 +21,21 @@ Events (TLA+: the hooks of each policy module, tla/README.md):
 ``get`` is not a use: vLLM calls it for bookkeeping in many places, so
 counting it would over-count hits (spec/POLICIES.md).
 
-The verification half of the interface (``plan_victims``, ``plan_holds``,
-``joined_ok``, ``abstract``, ``check``) is what contracts, invariants and the
-conformance checks read; none of it runs in the default build's hot path.
+The verification half is a separate class, ``PolicyChecks``: each policy
+module defines one beside its policy (``FifoChecks`` beside ``FifoPolicy``)
+and names it in the policy's ``checks_class``. It is what the checked build's
+contracts, the invariant sweep and the conformance checks read
+(``plan_victims``, ``plan_holds``, ``joined_ok``, ``abstract``, ``check``,
+``clone``), written from the rule's text and not from the hooks; none of it
+runs in the default build's hot path, and a planted bug that breaks a hook
+is judged by the real policy's checks.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 #: Looks up the block count of a live key (the cache's entries).
 SizeOf = Callable[[str], int]
@@ -74,6 +79,8 @@ class EvictionPolicy(ABC):
     name: ClassVar[str]
     #: The one name (spec/NAMES.md) of the policy's order property.
     order_property: ClassVar[str]
+    #: The policy's verification adapter (its module sets it below the class).
+    checks_class: ClassVar[type[PolicyChecks[Any]]]
 
     __slots__ = ()
 
@@ -136,7 +143,39 @@ class EvictionPolicy(ABC):
     def _evict_pair(self) -> tuple[str, object]:
         return self.evict(), None
 
-    # ------------------------------------------------------------ verification
+    def checks(self) -> PolicyChecks[Any]:
+        """This policy's verification adapter (``checks_class``), bound to it. O(1)."""
+        return self.checks_class(self)
+
+    # TRANSITIONAL (removed before this change lands): the checker's old call sites.
+    def abstract(self) -> dict[str, Any]:
+        return self.checks().abstract()
+
+    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+        return self.checks().plan_victims(free, n, size_of)
+
+    def plan_holds(self, plan: VictimPlan) -> bool:
+        return self.checks().plan_holds(plan)
+
+    def joined_ok(self, key: str, before: int) -> str | None:
+        return self.checks().joined_ok(key, before)
+
+
+P = TypeVar("P", bound=EvictionPolicy)
+
+
+class PolicyChecks(ABC, Generic[P]):
+    """The verification side of one policy: what the checks read of it, never a hook.
+
+    Bound to one policy object (``policy``); it reads the policy's structure
+    and changes nothing (but ``clone``, which makes a new policy).
+    """
+
+    __slots__ = ("policy",)
+
+    def __init__(self, policy: P) -> None:
+        #: The policy this adapter reads.
+        self.policy = policy
 
     @abstractmethod
     def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
@@ -171,5 +210,5 @@ class EvictionPolicy(ABC):
         """
 
     @abstractmethod
-    def clone(self) -> EvictionPolicy:
+    def clone(self) -> P:
         """An independent copy (replay branches states). O(E)."""

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, SizeOf, VictimPlan
+from .base import EvictionPolicy, Hooks, PolicyChecks, SizeOf, VictimPlan
 
 
 class FifoPolicy(EvictionPolicy):
@@ -68,7 +68,11 @@ class FifoPolicy(EvictionPolicy):
             evictable_count=q.__len__,
         )
 
-    # ------------------------------------------------------------ verification
+
+class FifoChecks(PolicyChecks[FifoPolicy]):
+    """fifo's verification side: the victims and the joins by its rule (oldest first)."""
+
+    __slots__ = ()
 
     def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
         """The shortest prefix of the queue whose blocks, with the free ones, reach n.
@@ -77,7 +81,7 @@ class FifoPolicy(EvictionPolicy):
         """
         victims: list[str] = []
         freed = 0
-        keys = iter(self.queue)
+        keys = iter(self.policy.queue)
         while free + freed < n:
             key = next(keys, None)
             if key is None:  # only when EvictableCountInv is already broken
@@ -89,27 +93,29 @@ class FifoPolicy(EvictionPolicy):
 
     def plan_holds(self, plan: VictimPlan) -> bool:
         """The queue's new head is the first entry the plan did not evict. O(1)."""
-        return next(iter(self.queue), None) == plan.expect
+        return next(iter(self.policy.queue), None) == plan.expect
 
     def joined_ok(self, key: str, before: int) -> str | None:
         """``key`` is the queue's newest (its tail) and the queue grew by one. O(1)."""
-        if len(self.queue) != before + 1:
-            return f"the queue went from {before} to {len(self.queue)} keys, not +1"
-        tail = next(reversed(self.queue), None)
+        p = self.policy
+        if len(p.queue) != before + 1:
+            return f"the queue went from {before} to {len(p.queue)} keys, not +1"
+        tail = next(reversed(p.queue), None)
         if tail != key:
             return f"{key!r} joined, but the newest queued key is {tail!r}"
         return None
 
     def abstract(self) -> dict[str, Any]:
-        return {"queue": tuple(self.queue)}
+        return {"queue": tuple(self.policy.queue)}
 
     def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
         """EvictableSetInv: the queue holds exactly the evictable keys, with their sizes."""
-        if self.queue.keys() != evictable.keys():
-            extra = sorted(self.queue.keys() - evictable.keys())
-            missing = sorted(evictable.keys() - self.queue.keys())
+        p = self.policy
+        if p.queue.keys() != evictable.keys():
+            extra = sorted(p.queue.keys() - evictable.keys())
+            missing = sorted(evictable.keys() - p.queue.keys())
             return f"EvictableSetInv: queue has extra {extra}, lacks {missing}"
-        for key, size in self.queue.items():
+        for key, size in p.queue.items():
             if size != evictable[key]:
                 held = evictable[key]
                 return f"EvictableSetInv: queue says {size} blocks for {key!r}, entry holds {held}"
@@ -117,5 +123,8 @@ class FifoPolicy(EvictionPolicy):
 
     def clone(self) -> FifoPolicy:
         twin = FifoPolicy()
-        twin.queue = self.queue.copy()
+        twin.queue = self.policy.queue.copy()
         return twin
+
+
+FifoPolicy.checks_class = FifoChecks

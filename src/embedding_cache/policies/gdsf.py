@@ -34,7 +34,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, SizeOf, VictimPlan
+from .base import EvictionPolicy, Hooks, PolicyChecks, SizeOf, VictimPlan
 
 #: Heap items: (priority, join sequence number, key).
 _Item = tuple[int, int, str]
@@ -131,14 +131,19 @@ class GdsfPolicy(EvictionPolicy):
     def evictable_keys(self) -> Iterable[str]:
         return self.members.keys()
 
-    # ------------------------------------------------------------ verification
+
+class GdsfChecks(PolicyChecks[GdsfPolicy]):
+    """gdsf's verification side: the victims by priority, the clock, the joins' prices."""
+
+    __slots__ = ()
 
     def _ascending(self) -> Iterator[_Item]:
         """The evictable keys' true items in ascending order, without changing anything:
         a best-first walk of the heap array as a tree (children of i at 2i+1, 2i+2),
         where an item below its key's truth stands for the truth (pushed back into
         the frontier, as ``evict`` would requeue it). O(k log k) for k items seen."""
-        heap, members = self._heap, self.members
+        p = self.policy
+        heap, members = p._heap, p.members
         frontier: list[tuple[_Item, int]] = [(heap[0], 0)] if heap else []
         while frontier:
             item, i = heapq.heappop(frontier)
@@ -161,7 +166,7 @@ class GdsfPolicy(EvictionPolicy):
         """
         victims: list[str] = []
         freed = 0
-        clock = self.clock
+        clock = self.policy.clock
         items = self._ascending()
         while free + freed < n:
             item = next(items, None)
@@ -174,60 +179,67 @@ class GdsfPolicy(EvictionPolicy):
 
     def plan_holds(self, plan: VictimPlan) -> bool:
         """The clock is the last victim's priority (unchanged when none). O(1)."""
-        return self.clock == plan.expect
+        return self.policy.clock == plan.expect
 
     def joined_ok(self, key: str, before: int) -> str | None:
         """``key`` joined once, priced from the current clock and its use count. O(1)."""
-        if len(self.members) != before + 1:
-            return f"the evictable set went from {before} to {len(self.members)} keys, not +1"
-        truth = self.members.get(key)
-        if truth is None or truth[1] != self._seq:
+        p = self.policy
+        if len(p.members) != before + 1:
+            return f"the evictable set went from {before} to {len(p.members)} keys, not +1"
+        truth = p.members.get(key)
+        if truth is None or truth[1] != p._seq:
             return f"{key!r} is not the newest member of the evictable set"
-        if truth[0] < self.clock:
-            return f"{key!r} joined at priority {truth[0]}, below the clock {self.clock}"
-        if key not in self._queued:
+        if truth[0] < p.clock:
+            return f"{key!r} joined at priority {truth[0]}, below the clock {p.clock}"
+        if key not in p._queued:
             return f"{key!r} joined but has no heap item"
         return None
 
     def abstract(self) -> dict[str, Any]:
-        order = sorted(self.members, key=lambda k: self.members[k][1])
+        p = self.policy
+        order = sorted(p.members, key=lambda k: p.members[k][1])
         return {
-            "prio": {k: truth[0] for k, truth in self.members.items()},
-            "freq": dict(self.freq),
+            "prio": {k: truth[0] for k, truth in p.members.items()},
+            "freq": dict(p.freq),
             "order": tuple(order),
-            "clock": self.clock,
+            "clock": p.clock,
         }
 
     def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
         """EvictableSetInv (incl. the use counts' domain), PolicyTypeOK, ClockBelowPrioInv."""
-        if self.members.keys() != evictable.keys():
-            extra = sorted(self.members.keys() - evictable.keys())
-            missing = sorted(evictable.keys() - self.members.keys())
+        p = self.policy
+        if p.members.keys() != evictable.keys():
+            extra = sorted(p.members.keys() - evictable.keys())
+            missing = sorted(evictable.keys() - p.members.keys())
             return f"EvictableSetInv: members have extra {extra}, lack {missing}"
-        if self.freq.keys() != ready_sizes.keys():
-            kept, ready = sorted(self.freq), sorted(ready_sizes)
+        if p.freq.keys() != ready_sizes.keys():
+            kept, ready = sorted(p.freq), sorted(ready_sizes)
             return f"EvictableSetInv: use counts kept for {kept}, ready keys {ready}"
-        for key, count in self.freq.items():
-            if not 1 <= count <= self.max_freq:
-                return f"PolicyTypeOK: {key!r} has use count {count}, outside 1..{self.max_freq}"
-        for key, (prio, seq) in self.members.items():
-            if prio < self.clock:
-                return f"ClockBelowPrioInv: {key!r} has priority {prio} < clock {self.clock}"
-            item = self._queued.get(key)
+        for key, count in p.freq.items():
+            if not 1 <= count <= p.max_freq:
+                return f"PolicyTypeOK: {key!r} has use count {count}, outside 1..{p.max_freq}"
+        for key, (prio, seq) in p.members.items():
+            if prio < p.clock:
+                return f"ClockBelowPrioInv: {key!r} has priority {prio} < clock {p.clock}"
+            item = p._queued.get(key)
             if item is None or (item[0], item[1]) > (prio, seq):
                 return f"EvictableSetInv: {key!r}'s heap item {item} is not a lower bound"
-        if len(self._heap) != len(self._queued) or any(
-            self._queued.get(item[2]) is not item for item in self._heap
+        if len(p._heap) != len(p._queued) or any(
+            p._queued.get(item[2]) is not item for item in p._heap
         ):
             return "EvictableSetInv: the heap and its index of queued items disagree"
         return None
 
     def clone(self) -> GdsfPolicy:
-        twin = GdsfPolicy(scale=self.scale, max_freq=self.max_freq)
-        twin.clock = self.clock
-        twin.freq = dict(self.freq)
-        twin.members = dict(self.members)
-        twin._queued = dict(self._queued)
-        twin._heap = list(self._heap)
-        twin._seq = self._seq
+        p = self.policy
+        twin = GdsfPolicy(scale=p.scale, max_freq=p.max_freq)
+        twin.clock = p.clock
+        twin.freq = dict(p.freq)
+        twin.members = dict(p.members)
+        twin._queued = dict(p._queued)
+        twin._heap = list(p._heap)
+        twin._seq = p._seq
         return twin
+
+
+GdsfPolicy.checks_class = GdsfChecks

@@ -30,7 +30,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, SizeOf, VictimPlan
+from .base import EvictionPolicy, PolicyChecks, SizeOf, VictimPlan
 
 #: Cap on the use counter (2 bits in the paper).
 MAX_FREQ = 3
@@ -163,114 +163,6 @@ class S3FifoPolicy(EvictionPolicy):
         yield from self.small
         yield from self.main
 
-    # ------------------------------------------------------------ verification
-
-    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
-        """The victims by the rule in the module docstring, on a lazy model of the queues.
-
-        S and M are read from their heads through iterators, and M's new tail
-        is a local deque, so nothing is copied or changed: O(entries passed
-        over). Expect: the (key, home, counter) of every entry passed over
-        and kept.
-        """
-        small = _Lazy(iter(self.small.items()))
-        main = _Lazy(iter(self.main.items()))
-        counters: dict[str, int] = {}
-        moved: dict[str, tuple[str, int]] = {}
-        small_blocks = self.small_blocks
-        victims: list[str] = []
-        freed = 0
-        while free + freed < n:
-            if not small.empty() and (small_blocks >= self.small_target or main.empty()):
-                key, size = small.pop()
-                small_blocks -= size
-                if counters.get(key, self.freq[key]):
-                    counters[key] = 0
-                    moved[key] = (MAIN, 0)
-                    main.push((key, size))
-                    continue
-            elif not main.empty():
-                key, size = main.pop()
-                count = counters.get(key, self.freq[key])
-                if count:
-                    counters[key] = count - 1
-                    moved[key] = (MAIN, count - 1)
-                    main.push((key, size))
-                    continue
-            else:  # only when EvictableCountInv is already broken
-                break
-            moved.pop(key, None)
-            victims.append(key)
-            freed += size
-        return VictimPlan(tuple(victims), freed, tuple(moved.items()))
-
-    def plan_holds(self, plan: VictimPlan) -> bool:
-        """Every entry the plan passed over and kept has the planned home and counter. O(k)."""
-        moved = plan.expect
-        assert isinstance(moved, tuple)
-        return all(
-            self.home.get(key) == home and self.freq.get(key) == count
-            for key, (home, count) in moved
-        )
-
-    def joined_ok(self, key: str, before: int) -> str | None:
-        """``key`` is the newest of its home queue and the queues grew by one. O(1)."""
-        if len(self) != before + 1:
-            return f"the queues went from {before} to {len(self)} keys, not +1"
-        queue = self.small if self.home.get(key) == SMALL else self.main
-        tail = next(reversed(queue), None)
-        if tail != key:
-            return f"{key!r} joined, but the newest key of its queue is {tail!r}"
-        return None
-
-    def abstract(self) -> dict[str, Any]:
-        return {
-            "small": tuple(self.small),
-            "main": tuple(self.main),
-            "ghost": tuple(self.ghost.items()),  # (key, weight) pairs, as TLA+ <<k, w>>
-            "freq": dict(self.freq),
-            "home": dict(self.home),
-        }
-
-    def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
-        """EvictableSetInv (homes, counters, the S block count, G), PolicyTypeOK."""
-        if self.small.keys() & self.main.keys():
-            return (
-                f"EvictableSetInv: {sorted(self.small.keys() & self.main.keys())} in both S and M"
-            )
-        queued = self.small.keys() | self.main.keys()
-        if queued != evictable.keys():
-            return f"EvictableSetInv: queues hold {sorted(queued)}, evictable {sorted(evictable)}"
-        if self.freq.keys() != ready_sizes.keys():
-            kept, ready = sorted(self.freq), sorted(ready_sizes)
-            return f"EvictableSetInv: counters kept for {kept}, ready keys {ready}"
-        for key in self.small:
-            if self.home.get(key) != SMALL:
-                return f"EvictableSetInv: {key!r} is in S but homed in {self.home.get(key)}"
-        for key in self.main:
-            if self.home.get(key) != MAIN:
-                return f"EvictableSetInv: {key!r} is in M but homed in {self.home.get(key)}"
-        if any(not 0 <= c <= MAX_FREQ for c in self.freq.values()):
-            return f"PolicyTypeOK: a counter is outside 0..{MAX_FREQ}: {self.freq}"
-        if self.small_blocks != sum(self.small.values()):
-            held = sum(self.small.values())
-            return f"EvictableSetInv: small_blocks is {self.small_blocks}, S holds {held}"
-        if self.ghost.keys() & self.home.keys():
-            live = sorted(self.ghost.keys() & self.home.keys())
-            return f"EvictableSetInv: live keys {live} are in G"
-        if self.ghost_blocks != sum(self.ghost.values()) or self.ghost_blocks > self.ghost_capacity:
-            return f"EvictableSetInv: G weighs {self.ghost_blocks}, capacity {self.ghost_capacity}"
-        return None
-
-    def clone(self) -> S3FifoPolicy:
-        twin = S3FifoPolicy()
-        twin.small_target, twin.ghost_capacity = self.small_target, self.ghost_capacity
-        twin.small, twin.main = self.small.copy(), self.main.copy()
-        twin.small_blocks = self.small_blocks
-        twin.ghost, twin.ghost_blocks = self.ghost.copy(), self.ghost_blocks
-        twin.freq, twin.home = dict(self.freq), dict(self.home)
-        return twin
-
 
 class _Lazy:
     """A queue read from an iterator, with pushes to a local tail (for ``plan_victims``)."""
@@ -294,3 +186,121 @@ class _Lazy:
 
     def push(self, item: tuple[str, int]) -> None:
         self._tail.append(item)
+
+
+class S3FifoChecks(PolicyChecks[S3FifoPolicy]):
+    """s3fifo's verification side: the victims by the S3-FIFO loop, on lazy views of the queues."""
+
+    __slots__ = ()
+
+    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+        """The victims by the rule in the module docstring, on a lazy model of the queues.
+
+        S and M are read from their heads through iterators, and M's new tail
+        is a local deque, so nothing is copied or changed: O(entries passed
+        over). Expect: the (key, home, counter) of every entry passed over
+        and kept.
+        """
+        p = self.policy
+        small = _Lazy(iter(p.small.items()))
+        main = _Lazy(iter(p.main.items()))
+        counters: dict[str, int] = {}
+        moved: dict[str, tuple[str, int]] = {}
+        small_blocks = p.small_blocks
+        victims: list[str] = []
+        freed = 0
+        while free + freed < n:
+            if not small.empty() and (small_blocks >= p.small_target or main.empty()):
+                key, size = small.pop()
+                small_blocks -= size
+                if counters.get(key, p.freq[key]):
+                    counters[key] = 0
+                    moved[key] = (MAIN, 0)
+                    main.push((key, size))
+                    continue
+            elif not main.empty():
+                key, size = main.pop()
+                count = counters.get(key, p.freq[key])
+                if count:
+                    counters[key] = count - 1
+                    moved[key] = (MAIN, count - 1)
+                    main.push((key, size))
+                    continue
+            else:  # only when EvictableCountInv is already broken
+                break
+            moved.pop(key, None)
+            victims.append(key)
+            freed += size
+        return VictimPlan(tuple(victims), freed, tuple(moved.items()))
+
+    def plan_holds(self, plan: VictimPlan) -> bool:
+        """Every entry the plan passed over and kept has the planned home and counter. O(k)."""
+        p = self.policy
+        moved = plan.expect
+        assert isinstance(moved, tuple)
+        return all(
+            p.home.get(key) == home and p.freq.get(key) == count for key, (home, count) in moved
+        )
+
+    def joined_ok(self, key: str, before: int) -> str | None:
+        """``key`` is the newest of its home queue and the queues grew by one. O(1)."""
+        p = self.policy
+        if len(self.policy) != before + 1:
+            return f"the queues went from {before} to {len(self.policy)} keys, not +1"
+        queue = p.small if p.home.get(key) == SMALL else p.main
+        tail = next(reversed(queue), None)
+        if tail != key:
+            return f"{key!r} joined, but the newest key of its queue is {tail!r}"
+        return None
+
+    def abstract(self) -> dict[str, Any]:
+        p = self.policy
+        return {
+            "small": tuple(p.small),
+            "main": tuple(p.main),
+            "ghost": tuple(p.ghost.items()),  # (key, weight) pairs, as TLA+ <<k, w>>
+            "freq": dict(p.freq),
+            "home": dict(p.home),
+        }
+
+    def check(self, ready_sizes: Mapping[str, int], evictable: Mapping[str, int]) -> str | None:
+        """EvictableSetInv (homes, counters, the S block count, G), PolicyTypeOK."""
+        p = self.policy
+        if p.small.keys() & p.main.keys():
+            return f"EvictableSetInv: {sorted(p.small.keys() & p.main.keys())} in both S and M"
+        queued = p.small.keys() | p.main.keys()
+        if queued != evictable.keys():
+            return f"EvictableSetInv: queues hold {sorted(queued)}, evictable {sorted(evictable)}"
+        if p.freq.keys() != ready_sizes.keys():
+            kept, ready = sorted(p.freq), sorted(ready_sizes)
+            return f"EvictableSetInv: counters kept for {kept}, ready keys {ready}"
+        for key in p.small:
+            if p.home.get(key) != SMALL:
+                return f"EvictableSetInv: {key!r} is in S but homed in {p.home.get(key)}"
+        for key in p.main:
+            if p.home.get(key) != MAIN:
+                return f"EvictableSetInv: {key!r} is in M but homed in {p.home.get(key)}"
+        if any(not 0 <= c <= MAX_FREQ for c in p.freq.values()):
+            return f"PolicyTypeOK: a counter is outside 0..{MAX_FREQ}: {p.freq}"
+        if p.small_blocks != sum(p.small.values()):
+            held = sum(p.small.values())
+            return f"EvictableSetInv: small_blocks is {p.small_blocks}, S holds {held}"
+        if p.ghost.keys() & p.home.keys():
+            live = sorted(p.ghost.keys() & p.home.keys())
+            return f"EvictableSetInv: live keys {live} are in G"
+        if p.ghost_blocks != sum(p.ghost.values()) or p.ghost_blocks > p.ghost_capacity:
+            return f"EvictableSetInv: G weighs {p.ghost_blocks}, capacity {p.ghost_capacity}"
+        return None
+
+    def clone(self) -> S3FifoPolicy:
+        p = self.policy
+        twin = S3FifoPolicy()
+        twin.small_target, twin.ghost_capacity = p.small_target, p.ghost_capacity
+        twin.small, twin.main = p.small.copy(), p.main.copy()
+        twin.small_blocks = p.small_blocks
+        twin.ghost, twin.ghost_blocks = p.ghost.copy(), p.ghost_blocks
+        twin.freq, twin.home = dict(p.freq), dict(p.home)
+        return twin
+
+
+S3FifoPolicy.checks_class = S3FifoChecks

@@ -44,7 +44,7 @@ def fingerprint(s: CacheState) -> Hashable:
         tuple(s.free),
         tuple(sorted((k, e.pin_count, e.block_ids) for k, e in s.entries.items())),
         s.evictable_blocks,
-        policy_view(s.policy.abstract()),
+        policy_view(s.checks.abstract()),
     )
 
 

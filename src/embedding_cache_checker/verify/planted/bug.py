@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ClassVar, Literal, TypeVar, cast
+from typing import Any, ClassVar, Literal
 
 from embedding_cache import transitions
 from embedding_cache.cache import EmbeddingCache
@@ -225,20 +225,13 @@ def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[Embed
 
 
 class PlantedPolicy(EvictionPolicy):
-    """Base of the broken policies: ``clone`` keeps the broken class (replay branches states)."""
+    """Base of the broken policies. A broken class adds no field (``__slots__ = ()``),
+    so a well-formed state's policy can be re-typed in place (``PlantedBug.plant``),
+    and its verification side stays the real policy's (``checks_class`` is
+    inherited): the real rule judges the broken hooks. A copy of a state keeps
+    the broken class (``CacheState.copy``)."""
 
     __slots__ = ()
-
-    def clone(self: _P) -> _P:
-        """The real policy's clone, re-typed as this class. O(the real clone)."""
-        real = next(c for c in type(self).__mro__ if c in _REAL)
-        twin: Any = real.clone(self)
-        twin.__class__ = type(self)
-        return cast(_P, twin)
-
-
-_REAL = frozenset(EVICTION_POLICIES.values())
-_P = TypeVar("_P", bound=EvictionPolicy)
 
 
 def transition_bug(
