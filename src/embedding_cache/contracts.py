@@ -218,7 +218,7 @@ def alloc_takes_free_or_evicted(OLD: Old, result: CacheEntry | None) -> bool:
 def alloc_conserves_blocks(
     OLD: Old, s: CacheState, key: str, n_blocks: int, result: CacheEntry | None
 ) -> bool:
-    """n canonical ids left the free stack, the victims' blocks joined it, one entry came."""
+    """n canonical ids left the free pool, the victims' blocks joined it, one entry came."""
     if result is None:
         return True
     n = as_count(n_blocks)  # n_blocks may be any __index__ object; the call accepted it
@@ -414,7 +414,8 @@ unpin_contract = _contract(
 
 
 def discard_frees_blocks(OLD: Old, s: CacheState, key: str) -> bool:
-    """The entry is gone and exactly its blocks are back on top of the free stack."""
+    """The entry is gone and exactly its blocks are back in the free pool (``just_freed``:
+    the stack's top, or free extents)."""
     return (
         key not in s.entries
         and len(s.entries) == OLD.pre.entries_len - 1

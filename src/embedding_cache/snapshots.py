@@ -2,8 +2,8 @@
 
 Everything here is what a postcondition needs to say "what changed and what
 did not" inductively: O(1) snapshots of the counters, and for ``alloc`` the
-spec's choice of victims (oldest first, only as many as needed) computed
-by the policy's rule (``PolicyChecks.plan_victims``), computed
+spec's choice of victims (in the running policy's order, only as many as
+needed), computed by the policy's rule (``PolicyChecks.plan_victims``)
 independently of the code that evicts. Nothing here grows with
 ``num_blocks``: an alloc's expectations cost O(n_blocks + victims' blocks).
 The conditions that compare them, and each operation's contract, are in
