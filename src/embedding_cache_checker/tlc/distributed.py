@@ -42,12 +42,12 @@ from typing import Any
 
 from . import patterns
 from .config import read_config
-from .jar import TlcSetupError, java_command, locate_jar, locate_java
+from .jar import TlcSetupError, locate_jar, locate_java
 from .manifest import Model
 from .output import Outcome, TlcOutput, parse_output, parse_trace
-from .process import JavaProcess, LineSink
+from .process import LineSink, TlcCommand, TlcProcess, check_command, command_line
 from .report import result_json
-from .runner import HARD_TIMEOUT_FACTOR, ModelResult, judge, tlc_invocation
+from .runner import HARD_TIMEOUT_FACTOR, ModelResult, judge
 
 #: TLC's default RMI registry port (TLCServer.Port).
 DEFAULT_PORT = 10997
@@ -59,6 +59,9 @@ THREADS_PROPERTY = "tlc2.tool.distributed.TLCWorker.threadCount"
 HOSTNAME_PROPERTY = "java.rmi.server.hostname"
 #: The result's ``mode`` in JSON.
 MODE = "distributed"
+#: The main classes of the server and of a worker.
+SERVER_CLASS = "tlc2.tool.distributed.TLCServer"
+WORKER_CLASS = "tlc2.tool.distributed.TLCWorker"
 
 
 class DistributedError(RuntimeError):
@@ -125,6 +128,38 @@ def _properties(port: int, hostname: str | None) -> list[str]:
     return props
 
 
+def server_process(
+    spec: str,
+    config: str,
+    *,
+    port: int,
+    hostname: str | None,
+    metadir: Path,
+    check_deadlock: bool = True,
+) -> TlcCommand:
+    """A TLC server checking ``spec`` with ``config`` (run it inside the tla/
+    directory); ``metadir`` is its tmpdir too. O(1)."""
+    return check_command(
+        spec,
+        config,
+        workers=None,
+        metadir=metadir,
+        check_deadlock=check_deadlock,
+        main_class=SERVER_CLASS,
+        properties=_properties(port, hostname),
+    )
+
+
+def worker_process(
+    server: str, *, port: int, hostname: str | None, threads: int | None, tmpdir: Path
+) -> TlcCommand:
+    """A TLC worker joining the server at ``server``, in its own ``tmpdir``. O(1)."""
+    props = _properties(port, hostname)
+    if threads is not None:
+        props.append(f"-D{THREADS_PROPERTY}={threads}")
+    return TlcCommand(WORKER_CLASS, (server,), tmpdir, tuple(props))
+
+
 def server_command(
     java: Path,
     jar: Path,
@@ -136,19 +171,11 @@ def server_command(
     metadir: Path,
     check_deadlock: bool = True,
 ) -> list[str]:
-    """The command line of a TLC server checking ``spec`` with ``config``
-    (run it inside the tla/ directory)."""
-    return tlc_invocation(
-        java,
-        jar,
-        spec,
-        config,
-        workers=None,
-        metadir=metadir,
-        check_deadlock=check_deadlock,
-        main_class="tlc2.tool.distributed.TLCServer",
-        properties=_properties(port, hostname),
+    """The command line of :func:`server_process` (for people and tests). O(1)."""
+    server = server_process(
+        spec, config, port=port, hostname=hostname, metadir=metadir, check_deadlock=check_deadlock
     )
+    return command_line(java, jar, server)
 
 
 def worker_command(
@@ -159,15 +186,11 @@ def worker_command(
     port: int,
     hostname: str | None,
     threads: int | None,
-    tmpdir: Path | None = None,
+    tmpdir: Path,
 ) -> list[str]:
-    """The command line of a TLC worker joining the server at ``server``; ``tmpdir``:
-    its own ``java.io.tmpdir`` (``jar.java_command``: TLC processes must not share one)."""
-    props = _properties(port, hostname)
-    if threads is not None:
-        props.append(f"-D{THREADS_PROPERTY}={threads}")
-    worker = java_command(java, jar, "tlc2.tool.distributed.TLCWorker", props, tmpdir=tmpdir)
-    return [*worker, server]
+    """The command line of :func:`worker_process` (for people and tests). O(1)."""
+    worker = worker_process(server, port=port, hostname=hostname, threads=threads, tmpdir=tmpdir)
+    return command_line(java, jar, worker)
 
 
 @dataclass
@@ -269,12 +292,12 @@ def run_distributed(
     jar = locate_jar() if jar is None else jar
     limit = model.budget_seconds * HARD_TIMEOUT_FACTOR if timeout is None else timeout
     started = time.monotonic()
-    local: list[JavaProcess] = []
+    local: list[TlcProcess] = []
     with tempfile.TemporaryDirectory(prefix=f"tlc-dist-{model.name}-") as metadir:
-        server = JavaProcess(
-            server_command(
-                java,
-                jar,
+        server = TlcProcess(
+            java,
+            jar,
+            server_process(
                 model.spec,
                 model.config,
                 port=port,
@@ -299,10 +322,10 @@ def run_distributed(
                 worker_tmp = Path(metadir) / f"worker{i + 1}"
                 worker_tmp.mkdir()
                 local.append(
-                    JavaProcess(
-                        worker_command(
-                            java,
-                            jar,
+                    TlcProcess(
+                        java,
+                        jar,
+                        worker_process(
                             hostname,
                             port=port,
                             hostname=hostname,
@@ -386,9 +409,11 @@ def run_worker(
     jar = locate_jar() if jar is None else jar
     with tempfile.TemporaryDirectory(prefix="tlc-worker-") as tmp:
         return _work(
-            JavaProcess(
-                worker_command(
-                    java, jar, host, port=port, hostname=hostname, threads=threads, tmpdir=Path(tmp)
+            TlcProcess(
+                java,
+                jar,
+                worker_process(
+                    host, port=port, hostname=hostname, threads=threads, tmpdir=Path(tmp)
                 ),
                 label="worker",
                 on_line=on_line,
@@ -399,7 +424,7 @@ def run_worker(
         )
 
 
-def _work(worker: JavaProcess, host: str, port: int, connect_timeout: float) -> int:
+def _work(worker: TlcProcess, host: str, port: int, connect_timeout: float) -> int:
     """Wait for ``worker`` to join the server at ``host:port``, then until it ends."""
     try:
         if worker.wait_for(patterns.WORKER_READY, connect_timeout) is None:

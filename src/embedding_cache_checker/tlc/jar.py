@@ -86,9 +86,10 @@ def java_command(
 ) -> list[str]:
     """``java`` running ``main_class`` from the TLC jar, with ``-D`` ``properties``.
 
-    The start of every TLC command line in the package (``runner.tlc_invocation``,
-    the distributed worker, which checks no spec of its own, and ``tlc_version``,
-    which parses nothing and so needs no ``tmpdir``). ``tmpdir``
+    The start of every TLC command line in the package: the launcher's
+    (``process.command_line``, for every process that checks or serves a spec
+    and for the distributed workers) and ``tlc_version``'s, which parses
+    nothing and so needs no ``tmpdir``. ``tmpdir``
     becomes the process's ``java.io.tmpdir``: TLC 2.15 copies the standard
     modules it parses (TLC.tla, Naturals.tla, ...) out of the jar into that
     directory and deletes them on exit, so two TLC processes sharing /tmp

@@ -1,9 +1,21 @@
-"""A TLC java process whose output is collected by a thread while it runs.
+"""The package's one launcher of TLC: :class:`TlcProcess`, started from a :class:`TlcCommand`.
 
-The distributed server, its workers and the simulation batches need what the
-one launcher (``runner.run_tlc``) does not offer: other main classes
-(``tlc2.tool.distributed.TLCServer``/``TLCWorker``), system properties, and
-waiting for a line (the server's "ready") while the process keeps running.
+Every TLC process the package starts to check or serve a spec is one: a model
+check (``runner.run_tlc``, which the ``tlc`` command, the state-graph dump and
+trace validation use), each simulation batch (``simulate.run_simulation``),
+the distributed server and its workers (``distributed``). A
+:class:`TlcCommand` says which main class of the jar runs, with which ``-D``
+properties and arguments, and the process's own ``java.io.tmpdir``, which it
+cannot leave out: TLC 2.15 unpacks the standard modules into that directory
+and deletes them on exit, so processes sharing one race (``jar.java_command``).
+:func:`command_line` builds the java command line over ``jar.java_command``;
+:class:`TlcProcess` starts it and collects its output on a thread while it
+runs (a caller may wait for a line, as the distributed server's "ready",
+while the process keeps running).
+
+The one TLC process started otherwise is the version probe
+(``jar.tlc_version``): a banner printed at once, no module parsed (so no
+tmpdir), run with ``subprocess.run`` over ``jar.java_command`` too.
 """
 
 from __future__ import annotations
@@ -12,33 +24,123 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from .jar import java_command
 
 #: Receives (label, one line of output) while a process runs.
 LineSink = Callable[[str, str], None]
 
+#: The main class of a model check or a simulation.
+CHECKER_CLASS = "tlc2.TLC"
 
-class JavaProcess:
-    """One started process; its stdout+stderr lines accumulate in ``lines``."""
+
+@dataclass(frozen=True)
+class TlcCommand:
+    """A TLC process to start: ``main_class`` of the jar with ``properties``
+    (``-D`` options) and ``arguments``, in its own ``tmpdir`` (``java.io.tmpdir``)."""
+
+    main_class: str
+    arguments: tuple[str, ...]
+    tmpdir: Path
+    properties: tuple[str, ...] = ()
+
+
+def command_line(java: Path, jar: Path, command: TlcCommand) -> list[str]:
+    """The java command line of ``command``. O(arguments)."""
+    head = java_command(java, jar, command.main_class, command.properties, tmpdir=command.tmpdir)
+    return [*head, *command.arguments]
+
+
+def check_command(
+    spec: str,
+    config: str,
+    *,
+    workers: int | None,
+    metadir: Path,
+    check_deadlock: bool = True,
+    dump: Path | None = None,
+    mode: Sequence[str] = (),
+    main_class: str = CHECKER_CLASS,
+    properties: Sequence[str] = (),
+) -> TlcCommand:
+    """TLC checking ``spec`` (a root module file) with ``config``, both relative to
+    the directory TLC runs in; ``metadir`` (a fresh directory per run) holds TLC's
+    states and is the process's tmpdir. O(1).
+
+    ``dump`` asks TLC to write the state graph there (``-dump dot,actionlabels``);
+    ``mode`` adds a mode's own options (``simulate.simulation_command``);
+    ``main_class`` and ``properties`` start the distributed server instead
+    (``distributed.server_command``); ``workers=None`` leaves ``-workers`` out
+    (the server's workers are processes; a simulation runs one thread).
+    """
+    arguments: list[str] = []
+    if dump is not None:
+        arguments += ["-dump", "dot,actionlabels", str(dump)]
+    arguments += list(mode)
+    if workers is not None:
+        arguments += ["-workers", str(workers)]
+    arguments += ["-metadir", str(metadir), "-config", config]  # states/ out of the source tree
+    if not check_deadlock:
+        arguments.append("-deadlock")  # this build's way to turn deadlock checking off
+    arguments.append(spec)
+    return TlcCommand(main_class, tuple(arguments), metadir, tuple(properties))
+
+
+def tlc_invocation(
+    java: Path,
+    jar: Path,
+    spec: str,
+    config: str,
+    *,
+    workers: int | None,
+    metadir: Path,
+    check_deadlock: bool = True,
+    dump: Path | None = None,
+    mode: Sequence[str] = (),
+    main_class: str = CHECKER_CLASS,
+    properties: Sequence[str] = (),
+) -> list[str]:
+    """The command line of :func:`check_command` (for people and tests). O(1)."""
+    command = check_command(
+        spec,
+        config,
+        workers=workers,
+        metadir=metadir,
+        check_deadlock=check_deadlock,
+        dump=dump,
+        mode=mode,
+        main_class=main_class,
+        properties=properties,
+    )
+    return command_line(java, jar, command)
+
+
+class TlcProcess:
+    """One started TLC process; its stdout+stderr lines accumulate in ``lines``."""
 
     def __init__(
         self,
-        command: list[str],
+        java: Path,
+        jar: Path,
+        command: TlcCommand,
         cwd: Path | None = None,
         *,
         label: str = "",
         on_line: LineSink | None = None,
     ) -> None:
-        """Start ``command`` in ``cwd``; a daemon thread reads its output. O(1)."""
-        self.command = command
+        """Start ``command`` (:func:`command_line`) in ``cwd``; a daemon thread reads
+        its output and relays each line to ``on_line(label, line)``. O(1)."""
+        self.command = command_line(java, jar, command)
         self.label = label
         self.lines: list[str] = []
         self._on_line = on_line
         self._changed = threading.Condition()
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
-            command,
+            self.command,
             cwd=cwd,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -1,31 +1,26 @@
-"""Run TLC: ``run_tlc`` is the package's one launcher (the ``tlc`` command, the
-state-graph dump and trace validation use it); ``run_model`` runs one model of
-the manifest with it and judges the result against the model's expectation.
-``tlc_invocation`` (over ``jar.java_command``) builds every TLC command line the
-package starts, the simulator's and the distributed server's too; the workers
-and the version probe start from ``java_command`` itself."""
+"""Run one model: ``run_tlc`` checks a spec with TLC and parses what it printed;
+``run_model`` runs one model of the manifest with it and judges the result
+against the model's expectation. The process itself is started by the
+package's one launcher, ``process.TlcProcess`` (``tlc_invocation``, its
+command line, is re-exported here for the tests of the command line)."""
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import patterns
 from .config import read_config
-from .jar import java_command, locate_jar, locate_java
+from .jar import locate_jar, locate_java
 from .manifest import PASS, Model
 from .output import Outcome, TlcOutput, parse_output
+from .process import LineSink, TlcProcess, check_command
+from .process import tlc_invocation as tlc_invocation  # the command line, for its tests
 
 #: A model may run this many times its budget before it is killed.
 HARD_TIMEOUT_FACTOR = 4.0
-
-#: Receives (model name, one line of TLC output) while TLC runs.
-LineSink = Callable[[str, str], None]
 
 
 @dataclass
@@ -62,48 +57,6 @@ def tlc_command(java: Path, jar: Path, model: Model, workers: int, metadir: Path
     )
 
 
-def tlc_invocation(
-    java: Path,
-    jar: Path,
-    spec: str,
-    config: str,
-    *,
-    workers: int | None,
-    metadir: Path,
-    check_deadlock: bool = True,
-    dump: Path | None = None,
-    mode: Sequence[str] = (),
-    main_class: str = "tlc2.TLC",
-    properties: Sequence[str] = (),
-) -> list[str]:
-    """The one way this package starts TLC on a spec: check ``spec`` (a root module
-    file) with ``config``, both relative to the directory TLC runs in.
-
-    ``dump`` asks TLC to write the state graph there (``-dump dot,actionlabels``);
-    ``mode`` adds a mode's own options (``simulate.simulation_command``);
-    ``main_class`` and ``properties`` start the distributed server instead
-    (``distributed.server_command``); ``workers=None`` leaves ``-workers`` out
-    (the server's workers are processes; a simulation runs one thread).
-    """
-    # metadir is a fresh directory per run: the extracted standard modules go there too.
-    command = java_command(java, jar, main_class, properties, tmpdir=metadir)
-    if dump is not None:
-        command += ["-dump", "dot,actionlabels", str(dump)]
-    command += list(mode)
-    if workers is not None:
-        command += ["-workers", str(workers)]
-    command += [
-        "-metadir",
-        str(metadir),  # keep TLC's states/ out of the source tree
-        "-config",
-        config,
-    ]
-    if not check_deadlock:
-        command.append("-deadlock")  # this build's way to turn deadlock checking off
-    command.append(spec)
-    return command
-
-
 @dataclass
 class TlcRun:
     """One TLC process: its parsed and raw output and how it ended."""
@@ -132,26 +85,23 @@ def run_tlc(
 ) -> TlcRun:
     """Run TLC on ``spec`` with ``config`` inside ``cwd`` and parse what it printed.
 
-    The single launcher of the package (``embedding-cache tlc``, the state-graph
-    dump and trace validation all come here): java and the jar are located
-    unless given; TLC's metadata goes to a temporary directory removed
-    afterwards; stdout and stderr are captured together, and lines are relayed
-    to ``on_line(label, line)`` as they come (progress lines only, unless
-    ``relay_all``); after ``timeout`` seconds TLC is killed and the run marked
-    timed out. O(output size).
+    One model check (``embedding-cache tlc``, the state-graph dump and trace
+    validation all come here), started by the launcher (``process.TlcProcess``):
+    java and the jar are located unless given; TLC's metadata and tmpdir are a
+    temporary directory removed afterwards; stdout and stderr are captured
+    together, and lines are relayed to ``on_line(label, line)`` as they come
+    (progress lines only, unless ``relay_all``); after ``timeout`` seconds TLC
+    is killed and the run marked timed out. O(output size).
 
     Raises:
         TlcSetupError: java or the TLC jar cannot be found.
     """
     java = locate_java() if java is None else java
     jar = locate_jar() if jar is None else jar
-    lines: list[str] = []
-    timed_out = threading.Event()
+    relay = None if on_line is None else _progress_relay(on_line, relay_all)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"tlc-{label or Path(spec).stem}-") as metadir:
-        command = tlc_invocation(
-            java,
-            jar,
+        command = check_command(
             spec,
             config,
             workers=workers,
@@ -159,38 +109,24 @@ def run_tlc(
             check_deadlock=check_deadlock,
             dump=dump,
         )
-        proc = subprocess.Popen(
-            command,
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-        )
-
-        def kill() -> None:
-            timed_out.set()
-            proc.kill()
-
-        watchdog = threading.Timer(timeout, kill) if timeout is not None else None
-        if watchdog is not None:
-            watchdog.start()
+        process = TlcProcess(java, jar, command, cwd, label=label, on_line=relay)
         try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                line = line.rstrip("\n")
-                lines.append(line)
-                if on_line is not None and (relay_all or patterns.PROGRESS_LINE.match(line)):
-                    on_line(label, line)
-            exit_code = proc.wait()
+            finished = process.wait(timeout)
         finally:
-            if watchdog is not None:
-                watchdog.cancel()
-            if proc.poll() is None:  # interrupted: do not leave TLC running
-                proc.kill()
-                proc.wait()
-    raw = "\n".join(lines) + "\n"
-    return TlcRun(parse_output(raw), raw, exit_code, timed_out.is_set(), time.monotonic() - start)
+            process.stop()  # after the timeout, or interrupted: do not leave TLC running
+    raw = process.text
+    seconds = time.monotonic() - start
+    return TlcRun(parse_output(raw), raw, process.proc.returncode, not finished, seconds)
+
+
+def _progress_relay(on_line: LineSink, relay_all: bool) -> LineSink:
+    """``on_line`` for every line if ``relay_all``, else for TLC's progress lines only."""
+
+    def relay(label: str, line: str) -> None:
+        if relay_all or patterns.PROGRESS_LINE.match(line):
+            on_line(label, line)
+
+    return relay
 
 
 def judge(model: Model, output: TlcOutput, properties: list[str]) -> str:

@@ -60,8 +60,8 @@ from .config import read_config
 from .jar import locate_jar, locate_java
 from .manifest import PASS, Model
 from .output import TlcOutput, parse_output
-from .process import JavaProcess, LineSink
-from .runner import judge, tlc_invocation
+from .process import LineSink, TlcCommand, TlcProcess, check_command, command_line
+from .runner import judge
 
 #: The result's ``mode`` in JSON.
 MODE = "simulate"
@@ -239,6 +239,28 @@ def simulation_models(models: list[Model]) -> list[SimulationModel]:
     return sims
 
 
+def simulation_batch(
+    spec: str,
+    config: str,
+    *,
+    depth: int,
+    seed: int,
+    traces: int,
+    metadir: Path,
+    check_deadlock: bool = True,
+) -> TlcCommand:
+    """One simulation batch: ``traces`` behaviours of ``depth`` steps from ``seed``
+    (run it inside the tla/ directory). O(1)."""
+    return check_command(
+        spec,
+        config,
+        workers=None,  # the simulator runs one thread
+        metadir=metadir,
+        check_deadlock=check_deadlock,
+        mode=["-simulate", f"num={traces}", "-depth", str(depth), "-seed", str(seed), "-nowarning"],
+    )
+
+
 def simulation_command(
     java: Path,
     jar: Path,
@@ -251,17 +273,17 @@ def simulation_command(
     metadir: Path,
     check_deadlock: bool = True,
 ) -> list[str]:
-    """The command line of one simulation batch (run it inside the tla/ directory)."""
-    return tlc_invocation(
-        java,
-        jar,
+    """The command line of :func:`simulation_batch` (for people and tests). O(1)."""
+    batch = simulation_batch(
         spec,
         config,
-        workers=None,  # the simulator runs one thread
+        depth=depth,
+        seed=seed,
+        traces=traces,
         metadir=metadir,
         check_deadlock=check_deadlock,
-        mode=["-simulate", f"num={traces}", "-depth", str(depth), "-seed", str(seed), "-nowarning"],
     )
+    return command_line(java, jar, batch)
 
 
 @dataclass
@@ -384,10 +406,10 @@ def run_simulation(
             batch_seed = seed + index
             index += 1
             batch_start = time.monotonic()
-            process = JavaProcess(
-                simulation_command(
-                    java,
-                    jar,
+            process = TlcProcess(
+                java,
+                jar,
+                simulation_batch(
                     base.spec,
                     str(cfg),
                     depth=depth,
