@@ -27,7 +27,7 @@ from .crosshair_check import PER_CONDITION_SECONDS
 from .lin import format_report
 from .main_job import CI_STEPS, LINKS, STEPS, VerifyOptions, VerifyReport, run_verify
 from .plans import load_plans
-from .profile import NIGHTLY, PROFILES, Profile
+from .profile import NIGHTLY, PROFILES, Profile, get_profile
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -228,7 +228,7 @@ def _s(report: VerifyReport, step: str) -> str:
 
 def _profile(args: argparse.Namespace) -> Profile:
     """The chosen profile, with the command line's overrides."""
-    profile = PROFILES[args.profile]
+    profile = get_profile(args.profile)
     if args.distributed is not None:
         profile = dataclasses.replace(profile, distributed_workers=args.distributed)
     return profile

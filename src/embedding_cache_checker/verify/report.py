@@ -34,7 +34,6 @@ class VerifyReport:
     replays: list[ReplayRun] = field(default_factory=list)
     traces: list[TraceRun] = field(default_factory=list)
     crosshair: CrosshairResult | None = None
-    crosshair_planted: CrosshairResult | None = None
     planted: list[PlantedResult] = field(default_factory=list)
     #: Per policy: ``lin.linearizability_report`` of that policy alone.
     linearizability: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -162,7 +162,6 @@ def _crosshair_link(job: Job, results: Results) -> None:
     except Exception as exc:
         report.fail(None, "planted", f"CrossHair: {type(exc).__name__}: {exc}")
         return
-    report.crosshair_planted = crosshair
     report.seconds["planted_crosshair"] = time.monotonic() - start
     for (policy, name), found in crosshair.caught().items():
         outcome = results[(policy, name)]
