@@ -381,13 +381,3 @@ def explain_failure(
     else:
         lines.append("(TLC printed no behaviour)")
     return "\n".join(lines)
-
-
-def violation_json(violation: Violation) -> Mapping[str, object]:
-    """A violation as JSON-ready data."""
-    return {
-        "kind": violation.kind,
-        "name": violation.name,
-        "position": None if violation.position is None else str(violation.position),
-        "excerpt": violation.excerpt,
-    }

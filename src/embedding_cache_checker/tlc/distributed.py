@@ -202,7 +202,6 @@ class DistributedResult:
     workers: int
     port: int
     unchecked_properties: list[str] = field(default_factory=list)
-    worker_outputs: list[str] = field(default_factory=list)
     registered: int = 0  # workers that registered with the server
 
     def to_json(self) -> dict[str, Any]:
@@ -378,7 +377,6 @@ def run_distributed(
         workers=workers,
         port=port,
         unchecked_properties=unchecked,
-        worker_outputs=[w.text for w in local],
         registered=registered,
     )
 

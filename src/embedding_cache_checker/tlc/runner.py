@@ -38,24 +38,6 @@ class ModelResult:
     raw_output: str
     note: str  # why ok is False, when it is
 
-    @property
-    def within_budget(self) -> bool:
-        """True if the run took no longer than the model's budget."""
-        return self.seconds <= self.model.budget_seconds
-
-
-def tlc_command(java: Path, jar: Path, model: Model, workers: int, metadir: Path) -> list[str]:
-    """The command line that checks model (run it inside the tla/ directory)."""
-    return tlc_invocation(
-        java,
-        jar,
-        model.spec,
-        model.config,
-        workers=workers,
-        metadir=metadir,
-        check_deadlock=model.check_deadlock,
-    )
-
 
 @dataclass
 class TlcRun:
