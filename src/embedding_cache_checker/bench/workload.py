@@ -205,6 +205,61 @@ def alloc_outcome(cache: Cache, key: str, n_blocks: int) -> Outcome:
     return entry.block_ids, before + 1 - len(cache)
 
 
+class _Mix:
+    """The mix's engine steps, driving a ``_Recorder``: requests, and the saves and
+    loads they leave pending (heaps of (due step, sequence, key))."""
+
+    def __init__(self, rec: _Recorder, shape: Shape, rng: random.Random) -> None:
+        self.rec, self.rng = rec, rng
+        self.keys = [f"mm-{rank:07d}" for rank in range(shape.catalogue)]
+        self.size_of = {key: rng.choice(shape.item_sizes) for key in self.keys}
+        # Cumulative weights once, so each draw is a binary search, not O(catalogue).
+        self.cum_weights = list(
+            itertools.accumulate(1.0 / (r + 1) ** ZIPF_EXPONENT for r in range(shape.catalogue))
+        )
+        self.saves: list[tuple[int, int, str]] = []
+        self.loads: list[tuple[int, int, str]] = []
+        self.sequence = itertools.count()  # breaks ties of due steps in push order
+        self.step = 0
+
+    def run_step(self) -> None:
+        """One engine step: due saves resolve, due loads release, then new requests.
+
+        O(calls made x log catalogue).
+        """
+        rng, rec = self.rng, self.rec
+        self.step += 1
+        while self.saves and self.saves[0][0] <= self.step:
+            key = heapq.heappop(self.saves)[2]
+            rec.call("discard" if rng.random() < SAVE_FAILURE_RATE else "mark_ready", key)
+        while self.loads and self.loads[0][0] <= self.step:
+            rec.call("unpin", heapq.heappop(self.loads)[2])
+        count = rng.randint(*REQUESTS_PER_STEP)
+        for key in rng.choices(self.keys, cum_weights=self.cum_weights, k=count):
+            self._request(key)
+        if rng.random() < HELD_QUERY_RATE:
+            rec.held()
+
+    def _request(self, key: str) -> None:
+        rec = self.rec
+        if self.rng.random() < REMOTE_READ_FRACTION:
+            entry = rec.lookup("pin_if_ready", key)
+            if entry is not None and entry.ready:
+                self._later(self.loads, LOAD_DELAY, key)
+            return
+        entry = rec.lookup("get", key)
+        if entry is None:
+            if rec.alloc(key, self.size_of[key]):
+                self._later(self.saves, SAVE_DELAY, key)
+        elif entry.ready:
+            rec.call("pin", key)
+            self._later(self.loads, LOAD_DELAY, key)
+        # A not-ready hit is a save in flight: the request waits, no call.
+
+    def _later(self, heap: list[tuple[int, int, str]], delay: tuple[int, int], key: str) -> None:
+        heapq.heappush(heap, (self.step + self.rng.randint(*delay), next(self.sequence), key))
+
+
 def record(
     num_blocks: int,
     n_ops: int,
@@ -226,46 +281,16 @@ def record(
         cache_factory = EmbeddingCache
     shape = shape_for(num_blocks)
     rng = random.Random(seed)
-    keys = [f"mm-{rank:07d}" for rank in range(shape.catalogue)]
-    size_of = {key: rng.choice(shape.item_sizes) for key in keys}
-    # Cumulative weights once, so each draw is a binary search, not O(catalogue).
-    cum_weights = list(
-        itertools.accumulate(1.0 / (r + 1) ** ZIPF_EXPONENT for r in range(shape.catalogue))
-    )
     rec = _Recorder(cache_factory(num_blocks))
-    saves: list[tuple[int, int, str]] = []  # heap of (due step, sequence, key)
-    loads: list[tuple[int, int, str]] = []
-    sequence = itertools.count()
+    mix = _Mix(rec, shape, rng)
     turnover = WARMUP_TURNOVER * num_blocks
     warmup_cap = WARMUP_CAP_OPS_PER_BLOCK * num_blocks + 1000
     warmup: int | None = None
-    step = 0
     while warmup is None or len(rec.ops) < warmup + n_ops:
         if warmup is None and (rec.allocated_blocks >= turnover or len(rec.ops) >= warmup_cap):
             warmup = len(rec.ops)
             continue
-        step += 1
-        while saves and saves[0][0] <= step:
-            key = heapq.heappop(saves)[2]
-            rec.call("discard" if rng.random() < SAVE_FAILURE_RATE else "mark_ready", key)
-        while loads and loads[0][0] <= step:
-            rec.call("unpin", heapq.heappop(loads)[2])
-        for key in rng.choices(keys, cum_weights=cum_weights, k=rng.randint(*REQUESTS_PER_STEP)):
-            if rng.random() < REMOTE_READ_FRACTION:
-                entry = rec.lookup("pin_if_ready", key)
-                if entry is not None and entry.ready:
-                    heapq.heappush(loads, (step + rng.randint(*LOAD_DELAY), next(sequence), key))
-                continue
-            entry = rec.lookup("get", key)
-            if entry is None:
-                if rec.alloc(key, size_of[key]):
-                    heapq.heappush(saves, (step + rng.randint(*SAVE_DELAY), next(sequence), key))
-            elif entry.ready:
-                rec.call("pin", key)
-                heapq.heappush(loads, (step + rng.randint(*LOAD_DELAY), next(sequence), key))
-            # A not-ready hit is a save in flight: the request waits, no call.
-        if rng.random() < HELD_QUERY_RATE:
-            rec.held()
+        mix.run_step()
     end = warmup + n_ops
     return Script(shape, seed, tuple(rec.ops[:end]), tuple(rec.outcomes[:end]), warmup)
 
