@@ -192,8 +192,16 @@ def small_run() -> dict[str, Any]:
 
 
 def _check_section(section: dict[str, Any]) -> None:
+    assert section["names"] == list(EVICTION_POLICIES)
+    _check_hit_rows(section)
+    _check_cost_rows(section)
+    checks = {check["check"].split(",")[1].strip() for check in section["targets"][:4]}
+    assert checks == {"reuse", "scan"}
+    assert all(isinstance(check["met"], bool) for check in section["targets"])
+
+
+def _check_hit_rows(section: dict[str, Any]) -> None:
     names = list(EVICTION_POLICIES)
-    assert section["names"] == names
     pools = sorted({*section["pools"], 16384})
     assert section["curve_pools"] == pools
     hit_rows = section["hit_ratios"]
@@ -220,6 +228,10 @@ def _check_section(section: dict[str, Any]) -> None:
             row["request_hit_ratio"] / baseline["request_hit_ratio"]
         )
     assert section["workloads"]["reuse"]["stream"] != section["workloads"]["scan"]["stream"]
+
+
+def _check_cost_rows(section: dict[str, Any]) -> None:
+    names = list(EVICTION_POLICIES)
     cost_rows = section["costs"]
     expected = [(name, pool) for name in streams.WORKLOADS for pool in section["pools"]]
     expected += [(policy_costs.MIX_WORKLOAD, 64)]
@@ -233,9 +245,6 @@ def _check_section(section: dict[str, Any]) -> None:
             assert row["ns_per_op_ratio"] == row["same_mix_ratio"] == 1.0
         else:
             assert row["ns_per_op_ratio"] > 0 and row["same_mix_ratio"] > 0
-    checks = {check["check"].split(",")[1].strip() for check in section["targets"][:4]}
-    assert checks == {"reuse", "scan"}
-    assert all(isinstance(check["met"], bool) for check in section["targets"])
 
 
 def test_measure_reports_every_policy_workload_and_pool(small_run: dict[str, Any]) -> None:
