@@ -9,7 +9,7 @@ probabilities, the same random draws in the same order (the size draw is
 made on every request, as ``sizes.setdefault(k, rng.choice(...))`` does), so
 driven by the seed's class it yields exactly compare.py's legal stream.
 
-The differences from ``bench/workload.py``'s realistic mix (which scales its
+The differences from ``workload``'s realistic mix (which scales its
 catalogue with the pool and resolves saves in due order) are why this is a
 module of its own: the figures must be comparable with compare.py's.
 
