@@ -6,17 +6,9 @@ ordering structure. It is told of the events that change the evictable set
 E = {ready, unpinned entries} and of uses, and names the next victim. Every
 hook runs with the cache's lock held, so a policy needs no locking of its own.
 
-Events (TLA+: the hooks of each policy module, tla/README.md):
-
-=================  ==========================================================
-``admit(k, size)``  ``alloc`` created the not-ready entry ``k``
-``forget(k)``       ``discard`` removed the not-ready entry ``k``
-``ready(k, size)``  ``mark_ready``: ``k`` joins E for the first time
-``hit(k)``          a use: ``pin``, or ``pin_if_ready`` of a ready entry, at any pin depth
-``hold(k)``         the first pin: ``k`` leaves E (called before ``hit``)
-``release(k, size)`` the unpin that brings the count to 0: ``k`` rejoins E
-``evict() -> k``    remove and return the next victim (E is not empty)
-=================  ==========================================================
+The events (``admit``, ``forget``, ``ready``, ``hold``, ``hit``, ``release``,
+``evict``), when each is called and its TLA+ counterpart have one table:
+spec/POLICIES.md section 1.
 
 ``get`` is not a use: vLLM calls it for bookkeeping in many places, so
 counting it would over-count hits (spec/POLICIES.md).
