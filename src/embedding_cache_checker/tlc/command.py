@@ -16,7 +16,7 @@ from .process import LineSink
 from .report import failure_report, results_table, run_json
 from .repro import reproduce
 from .runner import ModelResult, run_model
-from .simulate import can_simulate, run_simulation
+from .simulate import DEFAULT_DEPTH, PRODUCTION, can_simulate, run_simulation
 
 #: Exit codes: all models met expectations / some did not / could not run.
 EXIT_OK, EXIT_FAILED, EXIT_SETUP = 0, 1, 2
@@ -28,7 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "tlc",
         help="model-check the TLA+ specification with TLC",
         description=(
-            "Run the models listed in tla/models.json with TLC (all by default) and "
+            "Run the models listed in tla/models.json with TLC (its default run when none "
+            "are named) and "
             "check that each meets its expectation: 'pass', or the named invariant or "
             "property reported violated. Exits 0 only if every model does."
         ),
@@ -37,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "models",
         nargs="*",
         metavar="MODEL",
-        help="model names, tags or policies (fifo, gdsf, s3fifo) from the manifest (default: all)",
+        help=_selectors_help(),
     )
     parser.add_argument(
         "--workers",
@@ -90,13 +91,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--simulate",
         action="store_true",
         help=(
-            "random simulation at production shape (16 keys, 64 blocks, pin depth 4, counts "
+            f"random simulation at production shape ({PRODUCTION.keys} keys, "
+            f"{PRODUCTION.blocks} blocks, pin depth {PRODUCTION.max_pins}, {PRODUCTION.level} "
             "level) of each selected model's config; every invariant and action property "
             "(a bug model that needs a rare interleaving gets a smaller shape: "
             "simulate.BUG_PLANS)"
         ),
     )
-    parser.add_argument("--depth", type=int, default=200, help="simulate: behaviour length")
+    parser.add_argument(
+        "--depth", type=int, default=DEFAULT_DEPTH, help="simulate: behaviour length"
+    )
     parser.add_argument(
         "--seconds", type=float, default=60.0, help="simulate: time budget per model"
     )
@@ -113,6 +117,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         ),
     )
     parser.set_defaults(func=run_command)
+
+
+def _selectors_help() -> str:
+    """The MODEL argument's help: the tags and policies of the repository's manifest,
+    read when the parser is built (so a policy or tag added there is listed without
+    an edit here); without a readable manifest, the same sentence without the lists.
+    O(manifest size)."""
+    try:
+        models = load_manifest(find_tla_dir())
+    except ManifestError:
+        return "model names, tags or policies of tla/models.json (default: its default run)"
+    policies = sorted({m.policy for m in models if m.policy})
+    tags = sorted({t for m in models for t in m.tags} - set(policies))
+    return (
+        f"model names, tags ({', '.join(tags)}) or policies ({', '.join(policies)}) of "
+        "tla/models.json (default: its default run; --list shows it)"
+    )
 
 
 def _relay(model: str, line: str) -> None:

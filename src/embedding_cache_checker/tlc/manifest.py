@@ -35,7 +35,7 @@ class Model:
     description: str
     check_deadlock: bool
     tags: tuple[str, ...]
-    policy: str | None = None  # eviction policy: None (the core), "fifo", "gdsf", "s3fifo"
+    policy: str | None = None  # eviction policy (EVICTION_POLICIES' name); None: the core
     policy_params: tuple[tuple[str, Any], ...] = ()  # the policy constants the config sets
     # False for a model too big for one process (run it by name, by its tag,
     # or distributed in the nightly profile): not part of the default run.
@@ -113,8 +113,8 @@ def select_models(models: list[Model], names: list[str]) -> list[Model]:
     """Return the named models, in manifest order; with no names, the default
     run (every model whose ``default_run`` is true).
 
-    A name may also be a tag (e.g. ``bug``, ``big``) or a policy (``fifo``,
-    ``gdsf``, ``s3fifo``), selecting every model with it; a model outside the
+    A name may also be a tag (e.g. ``bug``, ``big``) or a policy (a model's
+    ``policy``), selecting every model with it; a model outside the
     default run (``default_run`` false: minutes each) comes only by its own
     name or a tag, not with its policy.
     """
