@@ -8,17 +8,33 @@ check is shown to fail on a planted copy. O(total size of the modules).
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
+from embedding_cache import EVICTION_POLICIES
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 
 TLA_DIR = find_tla_dir()
 GLUE = "EmbeddingCachePolicy.tla"
-POLICY_MODULES = ("EmbeddingCacheFifo.tla", "EmbeddingCacheGdsf.tla", "EmbeddingCacheS3Fifo.tla")
+
+
+def policy_modules(tla_dir: Path) -> dict[str, str]:
+    """Each policy's TLA+ module file, from the manifest: ``trace_module`` of the entry
+    its trace validation instantiates (tla/models.json). O(manifest size)."""
+    raw = json.loads((tla_dir / "models.json").read_text(encoding="utf-8"))
+    return {
+        entry["policy"]: f"{entry['trace_module']}.tla"
+        for entry in [*raw["models"], *raw.get("replay_models", [])]
+        if entry.get("trace_module")
+    }
+
+
+#: The policy modules, one per policy of the registry (none listed here).
+POLICY_MODULES = tuple(sorted(policy_modules(TLA_DIR).values()))
 #: The glue's definitions: each must be defined in the glue module only.
 GLUE_NAMES = (
     "fullVars",
@@ -128,6 +144,13 @@ def test_glue_home_check_catches_a_second_home() -> None:
     texts = modules(TLA_DIR)
     texts["EmbeddingCacheGdsf.tla"] += "\nEnough(n, got) == TRUE\n"
     assert homes(texts, "Enough") == {GLUE, "EmbeddingCacheGdsf.tla"}
+
+
+def test_every_registered_policy_has_one_module() -> None:
+    modules = policy_modules(TLA_DIR)
+    assert set(modules) == set(EVICTION_POLICIES)
+    assert len(set(modules.values())) == len(modules)
+    assert all((TLA_DIR / module).is_file() for module in modules.values())
 
 
 @pytest.mark.parametrize("module", POLICY_MODULES)
