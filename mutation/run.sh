@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation testing of the core modules (README, "Mutation testing").
+# Mutation testing of the core modules (docs/COMMANDS.md, "Mutation testing").
 #
 #   mutation/run.sh                 # mutate, run every mutant, print the survivors
 #   mutation/run.sh 'embedding_cache.policies.s3fifo*'   # only these mutants

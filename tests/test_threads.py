@@ -46,75 +46,99 @@ def _switch_often() -> Iterator[None]:
     sys.setswitchinterval(old)
 
 
-def worker(
-    cache: EmbeddingCache,
-    wid: int,
-    start: threading.Barrier,
-    board: list[str],
-    shared: threading.Event,
-    stats: dict[str, int],
-    errors: list[BaseException],
-) -> None:
-    """One worker's run; ``stats`` is its own (summed after the join), ``board`` is shared:
-    the keys every worker marked ready, newest last (list.append is atomic); ``shared``
-    is set once some worker has pinned another's entry."""
-    rng = random.Random(wid)
-    saving: list[str] = []  # my not-ready keys
-    published: list[str] = []  # my keys that were marked ready (maybe evicted since)
-    pinned: list[str] = []  # pins I hold, on anyone's keys
-    mine = f"w{wid}-"
-    try:
-        start.wait()  # all start together, so their steps interleave from the first
-        for step in range(MAX_STEPS):
-            if step >= STEPS and shared.is_set():
-                break
-            roll = rng.random()
-            if roll < 0.25:
-                key = f"{mine}{step}"
-                if cache.alloc(key, rng.randint(0, 4)) is not None:
-                    saving.append(key)
-                    stats["alloc"] += 1
-            elif roll < 0.45 and saving:
-                key = saving.pop(rng.randrange(len(saving)))
-                if rng.random() < 0.15:
-                    cache.discard(key)
-                else:
-                    cache.mark_ready(key)
-                    published.append(key)
-                    board.append(key)
-            elif roll < 0.75:
-                if board and rng.random() < 0.5:
-                    # A key someone published lately: likely still cached.
-                    key = board[-1 - rng.randrange(min(len(board), 3))]
-                else:
-                    # Anyone's key from any step: possibly evicted, not ready or never made.
-                    key = f"w{rng.randrange(WORKERS)}-{rng.randrange(max(1, step))}"
-                entry = cache.pin_if_ready(key)
-                if entry is not None and entry.ready:
-                    assert entry.pin_count >= 1
-                    pinned.append(key)
-                    if not key.startswith(mine):
-                        stats["shared_hit"] += 1
-                        shared.set()
-            elif roll < 0.85 and published:
-                key = published[rng.randrange(len(published))]
-                entry = cache.pin_if_ready(key)
-                if entry is not None:
-                    assert entry.ready and entry.pin_count >= 1
-                    pinned.append(key)
-                else:
-                    published.remove(key)  # evicted
-            elif pinned:
-                cache.unpin(pinned.pop(rng.randrange(len(pinned))))
-            if rng.random() < 0.02:
-                cache.has_held_entries()
-                cache.get(f"{mine}0")
-        for key in saving:
-            cache.mark_ready(key)
-        for key in pinned:
-            cache.unpin(key)
-    except BaseException as exc:  # reported by the test, not lost in the thread
-        errors.append(exc)
+class Worker:
+    """One worker's run (``run``). ``stats`` is its own (summed after the join);
+    ``board`` is shared: the keys every worker marked ready, newest last
+    (list.append is atomic); ``shared`` is set once some worker has pinned
+    another's entry. One method per kind of step, drawn as ``run`` rolls."""
+
+    def __init__(
+        self,
+        cache: EmbeddingCache,
+        wid: int,
+        board: list[str],
+        shared: threading.Event,
+        stats: dict[str, int],
+    ) -> None:
+        self.cache, self.board, self.shared, self.stats = cache, board, shared, stats
+        self.rng = random.Random(wid)
+        self.saving: list[str] = []  # my not-ready keys
+        self.published: list[str] = []  # my keys that were marked ready (maybe evicted since)
+        self.pinned: list[str] = []  # pins I hold, on anyone's keys
+        self.mine = f"w{wid}-"
+
+    def run(self, start: threading.Barrier, errors: list[BaseException]) -> None:
+        """Up to MAX_STEPS steps (at least STEPS, then until an entry was shared), then
+        finish every save and release every pin. An exception is reported, not lost."""
+        try:
+            start.wait()  # all start together, so their steps interleave from the first
+            for step in range(MAX_STEPS):
+                if step >= STEPS and self.shared.is_set():
+                    break
+                self.step(step)
+            for key in self.saving:
+                self.cache.mark_ready(key)
+            for key in self.pinned:
+                self.cache.unpin(key)
+        except BaseException as exc:  # reported by the test, not lost in the thread
+            errors.append(exc)
+
+    def step(self, step: int) -> None:
+        """One random step: save, finish a save, read anyone's, read mine, or release."""
+        roll = self.rng.random()
+        if roll < 0.25:
+            self.save(step)
+        elif roll < 0.45 and self.saving:
+            self.finish()
+        elif roll < 0.75:
+            self.read_anyones(step)
+        elif roll < 0.85 and self.published:
+            self.read_mine()
+        elif self.pinned:
+            self.cache.unpin(self.pinned.pop(self.rng.randrange(len(self.pinned))))
+        if self.rng.random() < 0.02:
+            self.cache.has_held_entries()
+            self.cache.get(f"{self.mine}0")
+
+    def save(self, step: int) -> None:
+        key = f"{self.mine}{step}"
+        if self.cache.alloc(key, self.rng.randint(0, 4)) is not None:
+            self.saving.append(key)
+            self.stats["alloc"] += 1
+
+    def finish(self) -> None:
+        key = self.saving.pop(self.rng.randrange(len(self.saving)))
+        if self.rng.random() < 0.15:
+            self.cache.discard(key)
+        else:
+            self.cache.mark_ready(key)
+            self.published.append(key)
+            self.board.append(key)
+
+    def read_anyones(self, step: int) -> None:
+        board, rng = self.board, self.rng
+        if board and rng.random() < 0.5:
+            # A key someone published lately: likely still cached.
+            key = board[-1 - rng.randrange(min(len(board), 3))]
+        else:
+            # Anyone's key from any step: possibly evicted, not ready or never made.
+            key = f"w{rng.randrange(WORKERS)}-{rng.randrange(max(1, step))}"
+        entry = self.cache.pin_if_ready(key)
+        if entry is not None and entry.ready:
+            assert entry.pin_count >= 1
+            self.pinned.append(key)
+            if not key.startswith(self.mine):
+                self.stats["shared_hit"] += 1
+                self.shared.set()
+
+    def read_mine(self) -> None:
+        key = self.published[self.rng.randrange(len(self.published))]
+        entry = self.cache.pin_if_ready(key)
+        if entry is not None:
+            assert entry.ready and entry.pin_count >= 1
+            self.pinned.append(key)
+        else:
+            self.published.remove(key)  # evicted
 
 
 def run_workers(cache: EmbeddingCache) -> dict[str, int]:
@@ -125,7 +149,7 @@ def run_workers(cache: EmbeddingCache) -> dict[str, int]:
     stats = [{"alloc": 0, "shared_hit": 0} for _ in range(WORKERS)]
     errors: list[BaseException] = []
     threads = [
-        threading.Thread(target=worker, args=(cache, w, start, board, shared, stats[w], errors))
+        threading.Thread(target=Worker(cache, w, board, shared, stats[w]).run, args=(start, errors))
         for w in range(WORKERS)
     ]
     for t in threads:
