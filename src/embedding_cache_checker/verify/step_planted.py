@@ -1,29 +1,36 @@
 """The main job's ``planted`` step: every planted divergence of the catalogue
 (``planted``), under every policy it applies to (the shared core's bugs under all, each
 policy's order-rule bugs under it), caught by the replay, by trace validation and by
-CrossHair (each link that must catch it: ``PlantedBug.caught_by``)."""
+CrossHair (each link that must catch it: ``PlantedBug.caught_by``).
+
+Every run of a bug's code here (its replay; the recording of its traces) is a unit of
+``bounded.run_bounded``: a child process stopped past ``PLANTED_LIMITS``, whose link
+then fails with "planted bug NAME, step STEP: gave up after S s / M MB" (a bug whose
+link gives up is not caught). TLC validates the recorded traces in this process, with
+the real policy's spec: no code of the bug runs outside a child.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import PolicySpec
 
-from ..tracing import TracedEmbeddingCache
+from ..tracing import TracedEmbeddingCache, TraceStep
+from .bounded import Limits, Outcome, Unit, run_bounded
 from .crosshair_check import planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph
 from .plans import PolicyPlan
 from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
-from .replay import code_params, replay_graph
-from .traces import validate_cache
+from .replay import code_params, policy_factory, replay_graph
+from .traces import validate_trace
 from .workloads import random_trace
 
 if TYPE_CHECKING:
@@ -34,8 +41,16 @@ if TYPE_CHECKING:
 PLANTED_TRACE_SEEDS = (1, 2)
 PLANTED_TRACE_STEPS = 400
 
+#: How long and how much memory one bug's replay, or one bug's trace recording, may take.
+#: Measured unbounded on a loaded 2-core machine, a caught bug's replay took 0.1-16 s and
+#: grew the process by under 1 MB; a missed one replays the whole graph, as the
+#: conformance step does, well within this. A runaway is stopped at 300 s / 2 GB.
+PLANTED_LIMITS = Limits(seconds=300.0, megabytes=2048)
+
 #: The results of one run of the step, by (policy, bug name).
 Results = dict[tuple[str, str], PlantedResult]
+#: One recorded trace: (label, its steps, the pool size it was recorded on).
+Recording = tuple[str, list[TraceStep], int]
 
 
 def planted_eviction(bug: PlantedBug, plan: PolicyPlan) -> PolicySpec:
@@ -66,7 +81,7 @@ def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[boo
     return False, f"{dump.name}: every edge matched"
 
 
-def _witness_cache(bug: PlantedBug, eviction: PolicySpec) -> TracedEmbeddingCache:
+def _witness_trace(bug: PlantedBug, eviction: PolicySpec) -> TracedEmbeddingCache:
     """The bug's witness calls, recorded with the bug in place from the first call."""
     cache = TracedEmbeddingCache(bug.witness_blocks, eviction, operations=bug.operations())
     for step in bug.witness:
@@ -76,29 +91,41 @@ def _witness_cache(bug: PlantedBug, eviction: PolicySpec) -> TracedEmbeddingCach
     return cache
 
 
-def planted_traces(bug: PlantedBug, plan: PolicyPlan, tla_dir: Path) -> tuple[bool, str]:
-    """Record traces with ``bug`` under ``plan``'s policy (random workloads, then the bug's
-    witness); caught iff TLC rejects one. O(TLC on each trace until one is rejected)."""
-    policy = plan.policy
+def planted_recordings(bug: PlantedBug, plan: PolicyPlan) -> list[Recording]:
+    """The traces recorded with ``bug`` under ``plan``'s policy: random workloads of
+    ``PLANTED_TRACE_SEEDS``, then the bug's witness. This is the part that runs the
+    bug's code (the bounded unit). O(PLANTED_TRACE_STEPS * the seeds)."""
     eviction = planted_eviction(bug, plan)
     ops = bug.operations()
-    attempts: list[tuple[str, Callable[[], TracedEmbeddingCache]]] = [
+    recorded = [
         (
             f"seed {seed}",
-            functools.partial(
-                random_trace, seed, steps=PLANTED_TRACE_STEPS, operations=ops, eviction=eviction
-            ),
+            random_trace(seed, steps=PLANTED_TRACE_STEPS, operations=ops, eviction=eviction),
         )
         for seed in PLANTED_TRACE_SEEDS
     ]
-    attempts.append(("witness", lambda: _witness_cache(bug, eviction)))
-    for label, record in attempts:
-        cache = record()
-        verdict = validate_cache(cache, tla_dir)
+    recorded.append(("witness", _witness_trace(bug, eviction)))
+    return [(label, list(cache.trace), cache.num_blocks) for label, cache in recorded]
+
+
+def validate_recordings(
+    bug: PlantedBug, plan: PolicyPlan, recordings: list[Recording], tla_dir: Path
+) -> tuple[bool, str]:
+    """TLC on each recording in order, until one is rejected; caught iff one is. The
+    spec is built from the real policy with the bug's parameters (a broken policy has
+    the real one's fields and constants), so no code of the bug runs here.
+    O(TLC on each trace until one is rejected).
+
+    Raises:
+        RuntimeError: TLC failed on a trace for another reason than a rejected step.
+    """
+    spec = policy_factory(plan.policy, {**plan.trace_params, **bug.params})
+    for label, trace, num_blocks in recordings:
+        verdict = validate_trace(trace, num_blocks, tla_dir, spec)
         if verdict.accepted:
             continue
         if verdict.detail != "deadlock":
-            raise RuntimeError(f"{bug.name} [{policy}] {label}: {verdict.detail}")
+            raise RuntimeError(f"{bug.name} [{plan.policy}] {label}: {verdict.detail}")
         step = verdict.first_rejected
         where = f"step {verdict.matched + 1}" + (
             f" {step.op}({step.key!r}) -> {step.result}" if step else ""
@@ -107,9 +134,28 @@ def planted_traces(bug: PlantedBug, plan: PolicyPlan, tla_dir: Path) -> tuple[bo
     return False, f"TLC accepted traces of seeds {PLANTED_TRACE_SEEDS} and the witness"
 
 
-def _replay_link(job: Job, results: Results) -> None:
-    """Each policy's replay-link bugs replayed on its planted model's graph."""
+def _record(outcome: PlantedResult, link: str, caught: bool, note: str) -> None:
+    setattr(outcome, link, caught)
+    outcome.notes.append(f"{link}: {note}")
+
+
+def _settle_unit(job: Job, result: PlantedResult, link: str, done: Outcome) -> bool:
+    """Record a unit that gave up or raised as ``link``'s failure; True if it did either."""
+    if done.gave_up:
+        _record(result, link, False, done.message)
+        job.progress(done.message)
+        return True
+    if done.error is not None:
+        _record(result, link, False, f"error: {done.error}"[:300])
+        return True
+    return False
+
+
+def _replay_link(job: Job, results: Results, limits: Limits) -> None:
+    """Each policy's replay-link bugs replayed on its planted model's graph, each in a
+    bounded child (``limits``), ``workers`` at a time."""
     options, report = job.options, job.report
+    units: list[tuple[PlantedResult, Unit]] = []
     for policy in options.policies:
         try:
             plan = options.plan(policy)
@@ -119,35 +165,51 @@ def _replay_link(job: Job, results: Results) -> None:
         except Exception as exc:
             report.fail(policy, "planted", f"replay model: {type(exc).__name__}: {exc}")
             continue
-        start = time.monotonic()
-        for bug in for_policy(policy, "replay"):
-            outcome = results[(policy, bug.name)]
-            outcome.replay, note = planted_replay(bug, policy, dump)
-            outcome.notes.append(f"replay: {note}")
-        report.add_seconds(policy, "planted_replay", time.monotonic() - start)
+        units += [
+            (
+                results[(policy, bug.name)],
+                Unit(bug.name, f"replay [{policy}]", partial(planted_replay, bug, policy, dump)),
+            )
+            for bug in for_policy(policy, "replay")
+        ]
+    outcomes = run_bounded([unit for _, unit in units], limits, options.workers)
+    for (result, _), done in zip(units, outcomes, strict=True):
+        report.add_seconds(result.policy, "planted_replay", done.seconds)
+        if not _settle_unit(job, result, "replay", done):
+            _record(result, "replay", *done.value)
 
 
-def _traces_link(job: Job, results: Results) -> None:
-    """Every (bug, policy) trace validation must catch, ``workers`` at a time."""
+def _traces_link(job: Job, results: Results, limits: Limits) -> None:
+    """Every (bug, policy) trace validation must catch: the traces recorded in bounded
+    children (``limits``), then validated by TLC, ``workers`` at a time."""
     options, report = job.options, job.report
-    pairs = [(bug, policy) for policy in options.policies for bug in for_policy(policy, "traces")]
-
-    def trace_one(pair: tuple[PlantedBug, str]) -> tuple[PlantedBug, str, bool, str, float]:
-        bug, policy = pair
-        start = time.monotonic()
-        try:
-            caught, note = planted_traces(bug, options.plan(policy), options.tla_dir)
-        except Exception as exc:
-            caught, note = False, f"error: {type(exc).__name__}: {exc}"[:300]
-        return bug, policy, caught, note, time.monotonic() - start
-
     start = time.monotonic()
+    pairs = [
+        (results[(policy, bug.name)], bug, options.plan(policy))
+        for policy in options.policies
+        for bug in for_policy(policy, "traces")
+    ]
+    units = [
+        Unit(bug.name, f"traces [{plan.policy}]", partial(planted_recordings, bug, plan))
+        for _, bug, plan in pairs
+    ]
+    recorded = run_bounded(units, limits, options.workers)
+
+    def validate(item: tuple[tuple[PlantedResult, PlantedBug, PolicyPlan], Outcome]) -> None:
+        (result, bug, plan), done = item
+        begin = time.monotonic()
+        if not _settle_unit(job, result, "traces", done):
+            try:
+                _record(
+                    result, "traces", *validate_recordings(bug, plan, done.value, options.tla_dir)
+                )
+            except Exception as exc:
+                _record(result, "traces", False, f"error: {type(exc).__name__}: {exc}"[:300])
+        busy = done.seconds + time.monotonic() - begin
+        report.add_seconds(plan.policy, "planted_traces_busy", busy)  # one of the threads
+
     with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        for bug, policy, caught, note, seconds in pool.map(trace_one, pairs):
-            outcome = results[(policy, bug.name)]
-            outcome.traces = caught
-            outcome.notes.append(f"traces: {note}")
-            report.add_seconds(policy, "planted_traces_busy", seconds)  # one of the threads
+        list(pool.map(validate, zip(pairs, recorded, strict=True)))
     report.seconds["planted_traces"] = time.monotonic() - start
 
 
@@ -190,13 +252,14 @@ def _settle(job: Job, results: Results) -> None:
             job.report.planted.append(outcome)
 
 
-def run_planted(job: Job) -> None:
-    """Every planted bug of the chosen policies through each link that must catch it."""
+def run_planted(job: Job, limits: Limits = PLANTED_LIMITS) -> None:
+    """Every planted bug of the chosen policies through each link that must catch it; the
+    replay and the trace recording of each bug bounded by ``limits``."""
     results: Results = {}
     for policy in job.options.policies:
         for bug in for_policy(policy):
             results[(policy, bug.name)] = PlantedResult(bug.name, policy, bug.kind, bug.transition)
-    _replay_link(job, results)
-    _traces_link(job, results)
+    _replay_link(job, results, limits)
+    _traces_link(job, results, limits)
     _crosshair_link(job, results)
     _settle(job, results)
