@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache_checker.tlc.distributed import (
+from embedding_cache_checker.tlc.cluster import (
     DistributedUnsupportedError,
     NoWorkersError,
     PortInUseError,
     ServerUnreachableError,
     check_port,
+)
+from embedding_cache_checker.tlc.distributed import (
     name_distributed_violation,
     run_distributed,
     run_worker,

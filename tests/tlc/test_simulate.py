@@ -10,17 +10,19 @@ import pytest
 from embedding_cache import EVICTION_POLICIES
 from embedding_cache_checker.tlc.config import parse_config
 from embedding_cache_checker.tlc.manifest import find_tla_dir, load_manifest
-from embedding_cache_checker.tlc.simulate import (
+from embedding_cache_checker.tlc.shapes import (
     BUG_PLANS,
-    POLICY_BASES,
     PRODUCTION,
     Shape,
+    scale_config,
+    simulation_plan,
+)
+from embedding_cache_checker.tlc.simulate import (
+    POLICY_BASES,
     is_simulated_bug,
     run_simulation,
-    scale_config,
     simulate_bug_models,
     simulation_models,
-    simulation_plan,
 )
 
 TLA_DIR = find_tla_dir()

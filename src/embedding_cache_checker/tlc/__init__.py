@@ -1,10 +1,28 @@
 """Run the TLA+ models in ``tla/`` with TLC and check their expected results.
 
-The subpackage is self-contained (it imports nothing else from
-``embedding_cache``): ``jar`` finds TLC and Java, ``manifest`` reads
-``tla/models.json``, ``config`` reads a model's ``.cfg``, ``output`` parses
-TLC's output, ``runner`` runs one model, ``report`` renders results and
-``command`` is the ``embedding-cache tlc`` subcommand.
+The modules, each with one job:
+
+* ``jar``: find TLC's jar and Java; the java command line's start; the version probe.
+* ``process``: the one launcher: a ``TlcCommand`` started as a ``TlcProcess``.
+* ``patterns``: every pattern of TLC's output.
+* ``manifest``: read ``tla/models.json``; ``config``: read a model's ``.cfg``.
+* ``output``: parse TLC's output (outcome, statistics, trace).
+* ``counterexample``: name what a failure violated, and its readable step table;
+  ``steps``: the step table itself.
+* ``runner``: check one model and judge it; ``report``: tables and JSON of results.
+* ``shapes`` and ``simulate``: random simulation at production shape.
+* ``cluster`` and ``distributed``: distributed TLC (a server and its workers).
+* ``repro``: a failing model's counterexample as a pytest file.
+* ``command``: the ``embedding-cache tlc`` subcommand (``distributed`` registers
+  ``tlc-worker``).
+
+What it imports from outside: the checker's ``text_table`` (``report``,
+``steps``), and for ``repro`` alone, because a counterexample is replayed on
+the code as the conformance checks replay states, the runtime's
+``embedding_cache.policies`` and the checker's ``abstraction`` and ``verify``
+(``verify.replay``, ``verify.repro``, ``verify.planted``,
+``verify.tla_values``); ``command`` imports ``repro``. Every other module
+needs only the standard library, TLC and Java.
 """
 
 from __future__ import annotations

@@ -8,15 +8,17 @@ import os
 import sys
 from pathlib import Path
 
+from .cluster import DEFAULT_PORT, DistributedError
 from .counterexample import explain_failure
-from .distributed import DEFAULT_PORT, DistributedError, run_distributed
+from .distributed import run_distributed
 from .jar import TlcSetupError, locate_jar, locate_java, tlc_version
 from .manifest import ManifestError, Model, find_tla_dir, load_manifest, select_models
 from .process import LineSink
 from .report import failure_report, results_table, run_json
 from .repro import reproduce
 from .runner import ModelResult, run_model
-from .simulate import DEFAULT_DEPTH, PRODUCTION, can_simulate, run_simulation
+from .shapes import DEFAULT_DEPTH, PRODUCTION
+from .simulate import can_simulate, run_simulation
 
 #: Exit codes: all models met expectations / some did not / could not run.
 EXIT_OK, EXIT_FAILED, EXIT_SETUP = 0, 1, 2
@@ -95,7 +97,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             f"{PRODUCTION.blocks} blocks, pin depth {PRODUCTION.max_pins}, {PRODUCTION.level} "
             "level) of each selected model's config; every invariant and action property "
             "(a bug model that needs a rare interleaving gets a smaller shape: "
-            "simulate.BUG_PLANS)"
+            "shapes.BUG_PLANS)"
         ),
     )
     parser.add_argument(

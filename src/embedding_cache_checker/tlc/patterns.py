@@ -11,7 +11,7 @@ version probe (``jar``) all read TLC through these patterns, so one wording
 change of TLC is one edit here.
 
 Patterns of other texts stay with their parsers: a ``.cfg`` file's
-(``config``, ``simulate.scale_config``), a TLA+ module's and the spec's
+(``config``, ``shapes.scale_config``), a TLA+ module's and the spec's
 ``lastOp`` record's (``counterexample``).
 """
 

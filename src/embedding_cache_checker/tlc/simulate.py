@@ -4,39 +4,17 @@ Exhaustive checking stops at a few keys and blocks; simulation walks random
 behaviours of a much larger configuration (by default 16 keys, 64 blocks,
 pin depth 4, behaviours of 200 steps) and checks every invariant and action
 property of the config on every step (TLC 2.15's simulator checks both;
-the views are irrelevant and dropped).
+the views are irrelevant and dropped). What runs (the shape, the plan of
+each model, the scaled config) is ``shapes``'s; this module runs it.
 
-The simulation configs are *derived*, not copied: :func:`scale_config`
-rewrites a manifest model's config (its constants ``Keys``, ``N``,
-``MaxPins``, ``Level``, the s3fifo sizes; its ``VIEW``/``SYMMETRY`` dropped),
-so each bug model's defect (its ``Op <- BuggyOp`` override) and each
-policy's full check list carry over unchanged and cannot drift.
-:func:`simulation_models` names them: ``MCSim<Policy>`` from the policy's
-main model, ``MCSim<BugModel>`` per (safety) bug model.
-
+:func:`simulation_models` names the simulations: ``MCSim<Policy>`` from the
+policy's main model, ``MCSim<BugModel>`` per (safety) bug model.
 Non-vacuity: every bug model's defect must be found by simulation too
-(:func:`simulate_bug_models`, which the nightly profile runs). TLC 2.15's
-simulator computes *all* successors of a state and picks one uniformly, so
-at production shape almost every step is an alloc: each absent key has
-65 sizes (alloc or failed alloc), a live key a handful of other actions
-(a production-shape MCSimBugEvictPinned counterexample of 147 steps had
-141 allocs, 128 of them failed). A defect that needs a pin sequence,
-several ready entries or a quiescent cache is then (almost) never
-reached. Those bug models are simulated at a smaller shape
-(:data:`BUG_PLANS`, each with its reason; the measurements are in
-tla/README.md, "Simulation"); the policies' main models and the other bug
-models keep the production shape.
-The liveness bug models (tag ``liveness``) are not simulated: their
-properties rest on fairness over infinite behaviours, which a finite
-random trace cannot exhibit, and their configs name each key (``k1 = k1``,
-``Need <- MCNeed``), so they do not scale.
-
-Why the counts level: at block level each ``Alloc`` step enumerates every
-block set ``S \\in SUBSET Blocks`` (2^64 at 64 blocks), and the simulator
-computes all successors of a state before picking one. At counts level an
-alloc has no block choice (``BlockChoices = {{}}``): a step costs the
-16 x 65 alloc arguments and the eviction loop. What the counts level cannot
-express (which block ids) is checked exhaustively at block level.
+(:func:`simulate_bug_models`, which the nightly profile runs), some at a
+smaller shape (``shapes.BUG_PLANS``). The liveness bug models (tag
+``liveness``) are not simulated: their properties rest on fairness over
+infinite behaviours, which a finite random trace cannot exhibit, and their
+configs name each key (``k1 = k1``, ``Need <- MCNeed``), so they do not scale.
 
 Time bound: this TLC build prints its statistics only at the end (or each
 minute), so a run killed at the deadline would report nothing. A run is
@@ -62,6 +40,8 @@ from .manifest import PASS, Model
 from .output import TlcOutput, parse_output
 from .process import LineSink, TlcCommand, TlcProcess, check_command, command_line
 from .runner import judge
+from .shapes import PRODUCTION as PRODUCTION  # re-exported: callers predate shapes.py
+from .shapes import Shape, SimulationPlan, scale_config, simulation_plan
 
 #: The result's ``mode`` in JSON.
 MODE = "simulate"
@@ -69,137 +49,6 @@ MODE = "simulate"
 #: The main model of each policy, whose config (all invariants and
 #: properties, the ghost variables for the order property) is scaled up.
 POLICY_BASES = {"fifo": "MCDeep", "gdsf": "MCGdsf", "s3fifo": "MCS3Fifo"}
-
-_CONSTANT = re.compile(r"^(?P<indent>\s*)(?P<name>\w+)\s*=\s*(?P<value>.+?)\s*$")
-
-
-@dataclass(frozen=True)
-class Shape:
-    """The sizes a simulation config gets."""
-
-    keys: int = 16
-    blocks: int = 64
-    max_pins: int = 4
-    level: str = "counts"
-
-    def constants(self) -> dict[str, str]:
-        """The TLA+ text of each scaled constant (s3fifo's sizes as in every model:
-        SmallTarget = Max(1, N div 10), GhostCapacity = N - SmallTarget)."""
-        small = max(1, self.blocks // 10)
-        return {
-            "Keys": "{" + ", ".join(f"k{i}" for i in range(1, self.keys + 1)) + "}",
-            "N": str(self.blocks),
-            "MaxPins": str(self.max_pins),
-            "Level": f'"{self.level}"',
-            "SmallTarget": str(small),
-            "GhostCapacity": str(self.blocks - small),
-        }
-
-
-#: Near production shape (the issue's example).
-PRODUCTION = Shape()
-
-#: The behaviour length of every simulation unless asked otherwise.
-DEFAULT_DEPTH = 200
-
-
-@dataclass(frozen=True)
-class SimulationPlan:
-    """How a model is simulated: its shape, behaviour length, and why, when
-    that is not the production shape."""
-
-    shape: Shape = PRODUCTION
-    depth: int = DEFAULT_DEPTH
-    why: str = ""
-
-
-#: Half the production shape's keys, a quarter of its blocks: an absent key
-#: has 17 alloc sizes instead of 65, so a state has ~8 x 17 alloc successors
-#: instead of ~16 x 65, and pins, unpins and mark_ready are no longer lost
-#: among them.
-SMALL = Shape(keys=8, blocks=16)
-
-#: Four keys, eight blocks: few enough live entries that the random walk is
-#: often quiescent (no entry being written, none pinned).
-TINY = Shape(keys=4, blocks=8)
-
-
-def _rare(what: str, shape: Shape = SMALL) -> SimulationPlan:
-    """The plan of a defect that needs ``what``, not reached at production shape."""
-    return SimulationPlan(
-        shape,
-        why=f"needs {what}; not reached in 60 s at production shape, where almost "
-        "every step is an alloc",
-    )
-
-
-def _slow(what: str) -> SimulationPlan:
-    """The plan of a defect found at production shape, but too late for the budget."""
-    return SimulationPlan(
-        SMALL,
-        why=f"needs {what}; at production shape found only after 40 s or more, too "
-        "close to the 60 s budget",
-    )
-
-
-#: The bug models not simulated at the production shape, and why; the
-#: measurements (production shape vs plan) are in tla/README.md, "Simulation".
-BUG_PLANS: dict[str, SimulationPlan] = {
-    "MCBugPinAlwaysDecrements": _rare(
-        "repeated pins of entries of size > 0 while few blocks are evictable (the "
-        "counter must go below 0 for TypeOK to fail)"
-    ),
-    "MCBugUnpinDoubleAppend": _rare("pin, pin, unpin of one ready entry"),
-    "MCBugUnpinForgetsCount": _rare(
-        "a quiescent cache (no entry being written, none pinned) after the last unpin "
-        "of an entry of size > 0; every alloc leaves an entry being written, so even "
-        "at 8 keys, 16 blocks the walk was not quiescent in 60 s",
-        TINY,
-    ),
-    "MCBugHeldIgnoresPins": _rare("a pinned entry while no entry is being written"),
-    "MCBugEvictNewest": _slow("an alloc that evicts some but not all of the ready entries"),
-    "MCBugFifoHeadInsert": _rare(
-        "a ready entry re-queued at the head and an alloc that evicts it but not all"
-    ),
-    "MCBugEvictPinned": _slow("a pinned entry left queued and an alloc that evicts it"),
-    "MCBugGdsfEvictFirstJoined": _rare(
-        "ready entries of different priorities (sizes or hits) and an alloc that evicts only some"
-    ),
-    "MCBugS3FifoMainFirst": _rare(
-        "a used (promoted) entry in M, probation entries in S holding SmallTarget "
-        "blocks, and an alloc"
-    ),
-    "MCBugS3FifoHoldSmallOnly": _rare("a pin of an entry in M (promoted by an earlier use)"),
-}
-
-
-def simulation_plan(name: str) -> SimulationPlan:
-    """The plan of the manifest model ``name``: its entry in :data:`BUG_PLANS`,
-    else the production shape. O(1)."""
-    return BUG_PLANS.get(name, SimulationPlan())
-
-
-def scale_config(text: str, shape: Shape = PRODUCTION) -> str:
-    """The config ``text`` with its constants scaled to ``shape``.
-
-    Only constants the config assigns are rewritten (an s3fifo size appears
-    only in s3fifo configs); overrides (``<-``) and every other line stay;
-    ``VIEW`` and ``SYMMETRY`` lines are dropped (the simulator does not
-    fingerprint, and a quotient view costs time). A multi-line ``Keys`` set is
-    not expected (the manifest's configs write it on one line). O(len(text)).
-    """
-    values = shape.constants()
-    out: list[str] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("VIEW", "SYMMETRY")):
-            continue
-        match = _CONSTANT.match(line)
-        if match is not None and match.group("name") in values and "<-" not in line:
-            name = match.group("name")
-            line = f"{match.group('indent')}{name} = {values[name]}"
-        out.append(line)
-    return "\n".join(out) + "\n"
 
 
 @dataclass(frozen=True)
@@ -350,6 +199,111 @@ def _count(pattern: re.Pattern[str], text: str) -> int:
     return int(found[-1].replace(",", "")) if found else 0
 
 
+@dataclass
+class _Tally:
+    """What the finished batches of one simulation found (sums and the last batch)."""
+
+    traces: int = 0
+    states: int = 0
+    seeds: list[int] = field(default_factory=list)
+    output: TlcOutput | None = None  # of the last finished batch
+    raw: str = ""
+    result: str = PASS
+    note: str = ""
+    to_violation: float | None = None
+
+    def add(self, process: TlcProcess, batch: int, seed: int, result: str, start: float) -> bool:
+        """Count one finished batch of ``batch`` traces judged ``result``; False when
+        the simulation ends with it (a violation, or no verdict). O(output size)."""
+        self.raw = process.text
+        self.output = parse_output(self.raw)
+        self.seeds.append(seed)
+        if result not in (PASS, "incomplete"):
+            self.result = result
+            self.to_violation = time.monotonic() - start
+            generated = _count(patterns.SIMULATION_GENERATED, self.raw)
+            self.states += max(_count(patterns.SIMULATION_PROGRESS, self.raw), generated)
+            self.traces += 1  # the violating behaviour (earlier ones are not printed)
+            return False
+        if result == "incomplete":
+            self.result = "incomplete"
+            self.note = "TLC stopped without a verdict: " + "\n".join(process.lines[-5:])
+            return False
+        self.traces += batch
+        self.states += _count(patterns.SIMULATION_PROGRESS, self.raw)
+        return True
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One simulation's fixed inputs: the base model, where its scaled config is,
+    the behaviour length, the time budget, and how TLC is started."""
+
+    base: Model
+    tla_dir: Path
+    config: Path  # the scaled config
+    tmp: Path  # a fresh directory: one metadir (and tmpdir) per batch below it
+    depth: int
+    seconds: float
+    seed: int
+    java: Path
+    jar: Path
+    label: str
+    on_line: LineSink | None
+    properties: tuple[str, ...]  # the config's PROPERTIES, for judging
+
+    def batch(self, index: int, seed: int, traces: int) -> TlcProcess:
+        """Start batch ``index`` (from 1): ``traces`` behaviours from ``seed``. O(1)."""
+        command = simulation_batch(
+            self.base.spec,
+            str(self.config),
+            depth=self.depth,
+            seed=seed,
+            traces=traces,
+            metadir=self.tmp / f"meta{index}",
+            check_deadlock=self.base.check_deadlock,
+        )
+        return TlcProcess(
+            self.java, self.jar, command, self.tla_dir, label=self.label, on_line=self.on_line
+        )
+
+    def judge(self, process: TlcProcess) -> str:
+        """A finished batch's result: what TLC reported violated, ``pass``, or
+        ``incomplete``. O(output size)."""
+        raw = process.text
+        result = judge(self.base, parse_output(raw), list(self.properties))
+        if (
+            result == "incomplete"
+            and patterns.FINISHED.search(raw)
+            and process.proc.returncode == 0
+        ):
+            return PASS  # a clean batch ends without a verdict line
+        return result
+
+    def batches(self, first_batch: int, start: float) -> _Tally:
+        """Run batches until a violation, no verdict, or the deadline; the first has
+        ``first_batch`` traces, each next one 80 % of the remaining time at the rate
+        measured so far. A batch still running at the deadline is killed and not
+        counted. O(the budget)."""
+        tally = _Tally()
+        traces, index = first_batch, 0
+        while (remaining := self.seconds - (time.monotonic() - start)) > 0:
+            index += 1
+            batch_start = time.monotonic()
+            process = self.batch(index, self.seed + index - 1, traces)
+            finished = process.wait(remaining)
+            process.stop()
+            if not finished:
+                tally.note = f"a batch of {traces} traces was stopped at the deadline (not counted)"
+                break
+            if not tally.add(process, traces, self.seed + index - 1, self.judge(process), start):
+                break
+            per_trace = (time.monotonic() - batch_start) / traces
+            left = self.seconds - (time.monotonic() - start)
+            traces = max(1, int(0.8 * left / per_trace)) if per_trace > 0 else traces * 2
+        return tally
+
+
 def run_simulation(
     base: Model,
     tla_dir: Path,
@@ -366,119 +320,70 @@ def run_simulation(
 ) -> SimulationResult:
     """Simulate ``base``'s config scaled to ``shape`` for about ``seconds``.
 
-    ``shape`` and ``depth`` default to the model's plan (:func:`simulation_plan`:
+    ``shape`` and ``depth`` default to the model's plan (``shapes.simulation_plan``:
     the production shape and 200 steps, but for the bug models of
-    :data:`BUG_PLANS`). Batches of ``-simulate num=T`` run until a violation or the deadline; the
-    first has ``first_batch`` traces, each next one is sized from the rate
-    measured so far (80 % of the remaining time). A batch still running at
-    the deadline is killed and not counted. The result is judged like a
-    model run: ``pass`` if nothing was violated, else what TLC named; ``ok``
-    if that is the base model's expectation. O(the budget).
+    ``shapes.BUG_PLANS``). Batches of ``-simulate num=T`` run until a violation or
+    the deadline (:meth:`_Run.batches`). The result is judged like a model run:
+    ``pass`` if nothing was violated, else what TLC named; ``ok`` if that is the
+    base model's expectation, and for a pass only if some behaviour finished.
+    O(the budget).
     """
     plan = simulation_plan(base.name)
     shape = plan.shape if shape is None else shape
     depth = plan.depth if depth is None else depth
-    why = plan.why if shape == plan.shape else ""
     if depth < 1 or seconds <= 0 or first_batch < 1:
         raise ValueError("depth, seconds and first_batch must be positive")
-    java = locate_java() if java is None else java
-    jar = locate_jar() if jar is None else jar
     label = name or f"MCSim{base.name[2:]}"
-    config = read_config(tla_dir / base.config)
     scaled = scale_config((tla_dir / base.config).read_text(encoding="utf-8"), shape)
     start = time.monotonic()
-    traces = states = 0
-    seeds: list[int] = []
-    output: TlcOutput | None = None
-    raw = ""
-    result = PASS
-    note = ""
-    to_violation: float | None = None
-    batch = first_batch
     with tempfile.TemporaryDirectory(prefix=f"tlc-sim-{label}-") as tmp:
-        cfg = Path(tmp) / f"{label}.cfg"
-        cfg.write_text(scaled, encoding="utf-8")
-        index = 0
-        while True:
-            remaining = seconds - (time.monotonic() - start)
-            if remaining <= 0:
-                break
-            batch_seed = seed + index
-            index += 1
-            batch_start = time.monotonic()
-            process = TlcProcess(
-                java,
-                jar,
-                simulation_batch(
-                    base.spec,
-                    str(cfg),
-                    depth=depth,
-                    seed=batch_seed,
-                    traces=batch,
-                    metadir=Path(tmp) / f"meta{index}",
-                    check_deadlock=base.check_deadlock,
-                ),
-                tla_dir,
-                label=label,
-                on_line=on_line,
-            )
-            finished = process.wait(remaining)
-            process.stop()
-            if not finished:
-                note = f"a batch of {batch} traces was stopped at the deadline (not counted)"
-                break
-            raw = process.text
-            output = parse_output(raw)
-            seeds.append(batch_seed)
-            batch_result = judge(base, output, config.properties)
-            if (
-                batch_result == "incomplete"
-                and patterns.FINISHED.search(raw)
-                and process.proc.returncode == 0
-            ):
-                batch_result = PASS  # a clean batch ends without a verdict line
-            if batch_result not in (PASS, "incomplete"):
-                result = batch_result
-                to_violation = time.monotonic() - start
-                states += max(
-                    _count(patterns.SIMULATION_PROGRESS, raw),
-                    _count(patterns.SIMULATION_GENERATED, raw),
-                )
-                traces += 1  # the violating behaviour (earlier ones of the batch are not printed)
-                break
-            if batch_result == "incomplete":
-                result = "incomplete"
-                note = "TLC stopped without a verdict: " + "\n".join(process.lines[-5:])
-                break
-            traces += batch
-            states += _count(patterns.SIMULATION_PROGRESS, raw)
-            per_trace = (time.monotonic() - batch_start) / batch
-            left = seconds - (time.monotonic() - start)
-            batch = max(1, int(0.8 * left / per_trace)) if per_trace > 0 else batch * 2
-    elapsed = time.monotonic() - start
-    ok = result == base.expect
-    if ok and result == PASS and traces == 0:
+        config = Path(tmp) / f"{label}.cfg"
+        config.write_text(scaled, encoding="utf-8")
+        run = _Run(
+            base,
+            tla_dir,
+            config,
+            Path(tmp),
+            depth,
+            seconds,
+            seed,
+            locate_java() if java is None else java,
+            locate_jar() if jar is None else jar,
+            label,
+            on_line,
+            tuple(read_config(tla_dir / base.config).properties),
+        )
+        tally = run.batches(first_batch, start)
+    return _judged(run, tally, shape, plan, time.monotonic() - start)
+
+
+def _judged(
+    run: _Run, tally: _Tally, shape: Shape, plan: SimulationPlan, seconds: float
+) -> SimulationResult:
+    """The simulation's result from its batches' tally. O(1)."""
+    ok, note = tally.result == run.base.expect, tally.note
+    if ok and tally.result == PASS and tally.traces == 0:
         # A budget spent before one behaviour finished checked nothing: not a pass.
         ok, note = False, "no behaviour finished within the budget; raise --seconds"
     if not ok and not note:
-        note = f"expected {base.expect}, got {result}"
+        note = f"expected {run.base.expect}, got {tally.result}"
     return SimulationResult(
-        name=label,
-        base=base,
+        name=run.label,
+        base=run.base,
         shape=shape,
-        depth=depth,
-        budget_seconds=seconds,
-        result=result,
+        depth=run.depth,
+        budget_seconds=run.seconds,
+        result=tally.result,
         ok=ok,
-        seconds=elapsed,
-        traces=traces,
-        states=states,
-        seeds=seeds,
-        seconds_to_violation=to_violation,
-        output=output,
-        raw_output=raw,
+        seconds=seconds,
+        traces=tally.traces,
+        states=tally.states,
+        seeds=tally.seeds,
+        seconds_to_violation=tally.to_violation,
+        output=tally.output,
+        raw_output=tally.raw,
         note=note,
-        why_shape=why,
+        why_shape=plan.why if shape == plan.shape else "",
     )
 
 
