@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 
 import pytest
 
 from embedding_cache import EVICTION_POLICIES
-from embedding_cache_checker.tlc.config import parse_config
-from embedding_cache_checker.tlc.manifest import find_tla_dir, load_manifest
-from embedding_cache_checker.tlc.shapes import (
-    BUG_PLANS,
-    PRODUCTION,
-    Shape,
-    scale_config,
-    simulation_plan,
+from embedding_cache_checker.tlc.config import parse_config, read_config
+from embedding_cache_checker.tlc.manifest import (
+    PASS,
+    ManifestError,
+    find_tla_dir,
+    load_manifest,
+    main_models,
 )
+from embedding_cache_checker.tlc.shapes import PRODUCTION, Shape, scale_config, simulation_plan
 from embedding_cache_checker.tlc.simulate import (
-    POLICY_BASES,
     is_simulated_bug,
+    policy_bases,
     run_simulation,
     simulate_bug_models,
     simulation_models,
@@ -84,20 +85,62 @@ def test_one_simulation_per_policy_and_per_safety_bug_model() -> None:
     assert not any(name.startswith("MCSimLiveness") for name in sims)
 
 
+def test_each_registered_policy_has_one_main_model() -> None:
+    """The main model (tag ``main``) of every policy of the registry: a block-level,
+    default-run check that must pass, and the base of the policy's simulation."""
+    mains = main_models(MODELS)
+    assert set(mains) == set(EVICTION_POLICIES)
+    for policy, main in mains.items():
+        assert main.policy == policy and main.expect == PASS and main.default_run
+        assert read_config(TLA_DIR / main.config).constants["Level"] == '"blocks"'
+    assert policy_bases(MODELS) == {p: m.name for p, m in mains.items()}
+
+
+def test_two_main_models_of_one_policy_are_refused() -> None:
+    main = next(iter(main_models(MODELS).values()))
+    twin = dataclasses.replace(main, name=f"{main.name}Twin")
+    with pytest.raises(ManifestError, match="two main models"):
+        main_models([*MODELS, twin])
+    with pytest.raises(ManifestError, match="no policy"):
+        main_models([dataclasses.replace(main, policy=None)])
+
+
 def test_policies_main_models_keep_the_production_shape() -> None:
-    for base in POLICY_BASES.values():
-        assert simulation_plan(base).shape == PRODUCTION
-        assert simulation_plan(base).depth == 200
-    assert simulation_plan("MCBugDiscardKeepsBlocks").shape == PRODUCTION
+    for main in main_models(MODELS).values():
+        assert simulation_plan(main).shape == PRODUCTION
+        assert simulation_plan(main).depth == 200
+    assert simulation_plan(BY_NAME["MCBugDiscardKeepsBlocks"]).shape == PRODUCTION
+
+
+#: The models whose manifest entry sets a simulation shape.
+PLANNED = {m.name: simulation_plan(m) for m in MODELS if m.simulation}
 
 
 def test_every_bug_plan_is_a_smaller_shape_with_a_reason() -> None:
-    for name, plan in BUG_PLANS.items():
-        assert name in BY_NAME and is_simulated_bug(BY_NAME[name]), name
+    assert PLANNED
+    for name, plan in PLANNED.items():
+        assert is_simulated_bug(BY_NAME[name]), name
         assert plan.shape != PRODUCTION and plan.why, name
         assert plan.shape.keys < PRODUCTION.keys and plan.shape.blocks < PRODUCTION.blocks
     sims = {s.base.name: s for s in simulation_models(MODELS)}
-    assert sims["MCBugUnpinDoubleAppend"].plan == BUG_PLANS["MCBugUnpinDoubleAppend"]
+    assert sims["MCBugUnpinDoubleAppend"].plan == PLANNED["MCBugUnpinDoubleAppend"]
+
+
+@pytest.mark.parametrize(
+    ("simulation", "message"),
+    [
+        ({"keys": 8}, "must say why"),
+        ({"keys": 8, "because": "x"}, "unknown simulation field"),
+        ({"keys": "8", "why": "x"}, "bad simulation entry"),
+        ({"level": "bits", "why": "x"}, "bad simulation entry"),
+    ],
+)
+def test_a_bad_simulation_entry_is_named(simulation: dict[str, object], message: str) -> None:
+    model = dataclasses.replace(
+        BY_NAME["MCBugDiscardKeepsBlocks"], simulation=tuple(simulation.items())
+    )
+    with pytest.raises(ManifestError, match=f"MCBugDiscardKeepsBlocks: .*{message}"):
+        simulation_plan(model)
 
 
 @pytest.mark.tlc
@@ -122,7 +165,7 @@ def test_simulation_catches_bug_models_that_need_a_rare_interleaving() -> None:
     for result in results:
         assert result.result == result.base.expect, (result.name, result.note)
         assert result.ok and result.output is not None and result.output.trace
-        assert result.shape == BUG_PLANS[result.base.name].shape
+        assert result.shape == PLANNED[result.base.name].shape
         assert result.seconds_to_violation is not None and result.seconds_to_violation < 60
         assert result.to_json()["why_shape"]
 

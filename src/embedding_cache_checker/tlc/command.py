@@ -96,8 +96,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             f"random simulation at production shape ({PRODUCTION.keys} keys, "
             f"{PRODUCTION.blocks} blocks, pin depth {PRODUCTION.max_pins}, {PRODUCTION.level} "
             "level) of each selected model's config; every invariant and action property "
-            "(a bug model that needs a rare interleaving gets a smaller shape: "
-            "shapes.BUG_PLANS)"
+            "(a bug model that needs a rare interleaving gets the smaller shape its "
+            "manifest entry's 'simulation' sets)"
         ),
     )
     parser.add_argument(

@@ -17,6 +17,10 @@ TLA_DIR_ENV = "EMBEDDING_CACHE_TLA_DIR"
 #: The expectation of a model that must check without any violation.
 PASS = "pass"
 
+#: The tag of a policy's main model: its block-level check of every invariant and
+#: property with the ghost variables (simulated at production shape, ``simulate``).
+MAIN_TAG = "main"
+
 
 class ManifestError(ValueError):
     """The manifest is missing or malformed, or names an unknown model."""
@@ -40,6 +44,9 @@ class Model:
     # False for a model too big for one process (run it by name, by its tag,
     # or distributed in the nightly profile): not part of the default run.
     default_run: bool = True
+    # How simulation runs it, when not at the production shape: keys, blocks,
+    # max_pins, level, depth and why (``shapes.simulation_plan`` reads it).
+    simulation: tuple[tuple[str, Any], ...] = ()
 
 
 def find_tla_dir(override: str | None = None) -> Path:
@@ -61,6 +68,14 @@ def find_tla_dir(override: str | None = None) -> Path:
     )
 
 
+def _object(raw: dict[str, Any], key: str) -> dict[str, Any]:
+    """The JSON object at ``key`` of an entry (empty when absent or null). O(1)."""
+    value = raw.get(key) or {}
+    if not isinstance(value, dict):
+        raise TypeError(f"{key} must be an object, not {value!r}")
+    return value
+
+
 def _model(raw: dict[str, Any]) -> Model:
     """Build a Model from one manifest entry, checking field types."""
     try:
@@ -78,6 +93,7 @@ def _model(raw: dict[str, Any]) -> Model:
             policy=None if raw.get("policy") is None else str(raw["policy"]),
             policy_params=tuple(sorted((raw.get("policy_params") or {}).items())),
             default_run=bool(raw.get("default_run", True)),
+            simulation=tuple(sorted(_object(raw, "simulation").items())),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"bad manifest entry {raw!r}: {exc}") from exc
@@ -102,6 +118,28 @@ def load_manifest(tla_dir: Path) -> list[Model]:
             if not (tla_dir / file).is_file():
                 raise ManifestError(f"{path}: model {model.name}: {file} does not exist")
     return models
+
+
+def main_models(models: list[Model]) -> dict[str, Model]:
+    """Each policy's main model (tag :data:`MAIN_TAG`), by policy, in manifest order.
+    O(models).
+
+    Raises:
+        ManifestError: a policy has two main models, or a main model has no policy.
+    """
+    mains: dict[str, Model] = {}
+    for model in models:
+        if MAIN_TAG not in model.tags:
+            continue
+        if model.policy is None:
+            raise ManifestError(f"{model.name} is tagged {MAIN_TAG!r} but has no policy")
+        if model.policy in mains:
+            raise ManifestError(
+                f"policy {model.policy} has two main models (tag {MAIN_TAG!r}): "
+                f"{mains[model.policy].name} and {model.name}"
+            )
+        mains[model.policy] = model
+    return mains
 
 
 def default_models(models: list[Model]) -> list[Model]:

@@ -14,9 +14,10 @@ alloc), a live key a handful of other actions (a production-shape
 MCSimBugEvictPinned counterexample of 147 steps had 141 allocs, 128 of them
 failed). A defect that needs a pin sequence, several ready entries or a
 quiescent cache is then (almost) never reached. Those bug models are
-simulated at a smaller shape (:data:`BUG_PLANS`, each with its reason; the
-measurements are in tla/README.md, "Simulation"); the policies' main models
-and the other bug models keep the production shape.
+simulated at a smaller shape, which their manifest entry sets (``simulation``:
+keys, blocks, ..., and why; :func:`simulation_plan`; the measurements are in
+tla/README.md, "Simulation"); the policies' main models and the other bug
+models keep the production shape.
 
 Why the counts level: at block level each ``Alloc`` step enumerates every
 block set ``S \\in SUBSET Blocks`` (2^64 at 64 blocks), and the simulator
@@ -30,6 +31,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .manifest import ManifestError, Model
 
 #: A constant's assignment in a config (``Name = value``).
 _CONSTANT = re.compile(r"^(?P<indent>\s*)(?P<name>\w+)\s*=\s*(?P<value>.+?)\s*$")
@@ -75,70 +78,38 @@ class SimulationPlan:
     why: str = ""
 
 
-#: Half the production shape's keys, a quarter of its blocks: an absent key
-#: has 17 alloc sizes instead of 65, so a state has ~8 x 17 alloc successors
-#: instead of ~16 x 65, and pins, unpins and mark_ready are no longer lost
-#: among them.
-SMALL = Shape(keys=8, blocks=16)
-
-#: Four keys, eight blocks: few enough live entries that the random walk is
-#: often quiescent (no entry being written, none pinned).
-TINY = Shape(keys=4, blocks=8)
+#: The fields of a manifest entry's ``simulation`` that set the shape (the rest:
+#: ``depth``, the behaviour length, and ``why``, the reason for leaving production).
+SHAPE_FIELDS = ("keys", "blocks", "max_pins", "level")
+#: The spec's levels (``Level``): which block ids, or only counts.
+LEVELS = ("blocks", "counts")
 
 
-def _rare(what: str, shape: Shape = SMALL) -> SimulationPlan:
-    """The plan of a defect that needs ``what``, not reached at production shape."""
-    return SimulationPlan(
-        shape,
-        why=f"needs {what}; not reached in 60 s at production shape, where almost "
-        "every step is an alloc",
-    )
+def simulation_plan(model: Model) -> SimulationPlan:
+    """The plan of the manifest model ``model``: the production shape and depth,
+    but for what its ``simulation`` entry sets (keys, blocks, max_pins, level,
+    depth), which must then say why. O(1).
 
-
-def _slow(what: str) -> SimulationPlan:
-    """The plan of a defect found at production shape, but too late for the budget."""
-    return SimulationPlan(
-        SMALL,
-        why=f"needs {what}; at production shape found only after 40 s or more, too "
-        "close to the 60 s budget",
-    )
-
-
-#: The bug models not simulated at the production shape, and why; the
-#: measurements (production shape vs plan) are in tla/README.md, "Simulation".
-BUG_PLANS: dict[str, SimulationPlan] = {
-    "MCBugPinAlwaysDecrements": _rare(
-        "repeated pins of entries of size > 0 while few blocks are evictable (the "
-        "counter must go below 0 for TypeOK to fail)"
-    ),
-    "MCBugUnpinDoubleAppend": _rare("pin, pin, unpin of one ready entry"),
-    "MCBugUnpinForgetsCount": _rare(
-        "a quiescent cache (no entry being written, none pinned) after the last unpin "
-        "of an entry of size > 0; every alloc leaves an entry being written, so even "
-        "at 8 keys, 16 blocks the walk was not quiescent in 60 s",
-        TINY,
-    ),
-    "MCBugHeldIgnoresPins": _rare("a pinned entry while no entry is being written"),
-    "MCBugEvictNewest": _slow("an alloc that evicts some but not all of the ready entries"),
-    "MCBugFifoHeadInsert": _rare(
-        "a ready entry re-queued at the head and an alloc that evicts it but not all"
-    ),
-    "MCBugEvictPinned": _slow("a pinned entry left queued and an alloc that evicts it"),
-    "MCBugGdsfEvictFirstJoined": _rare(
-        "ready entries of different priorities (sizes or hits) and an alloc that evicts only some"
-    ),
-    "MCBugS3FifoMainFirst": _rare(
-        "a used (promoted) entry in M, probation entries in S holding SmallTarget "
-        "blocks, and an alloc"
-    ),
-    "MCBugS3FifoHoldSmallOnly": _rare("a pin of an entry in M (promoted by an earlier use)"),
-}
-
-
-def simulation_plan(name: str) -> SimulationPlan:
-    """The plan of the manifest model ``name``: its entry in :data:`BUG_PLANS`,
-    else the production shape. O(1)."""
-    return BUG_PLANS.get(name, SimulationPlan())
+    Raises:
+        ManifestError: an unknown field, a wrong type, or a change without a why.
+    """
+    given = dict(model.simulation)
+    unknown = set(given) - {*SHAPE_FIELDS, "depth", "why"}
+    if unknown:
+        raise ManifestError(f"{model.name}: unknown simulation field(s) {sorted(unknown)}")
+    try:
+        shape = Shape(**{f: given[f] for f in SHAPE_FIELDS if f in given})
+        plan = SimulationPlan(
+            shape, int(given.get("depth", DEFAULT_DEPTH)), str(given.get("why", ""))
+        )
+    except (TypeError, ValueError) as exc:
+        raise ManifestError(f"{model.name}: bad simulation entry {given}: {exc}") from exc
+    sizes = (shape.keys, shape.blocks, shape.max_pins, plan.depth)
+    if not all(isinstance(n, int) and n > 0 for n in sizes) or shape.level not in LEVELS:
+        raise ManifestError(f"{model.name}: bad simulation entry {given}")
+    if (plan.shape, plan.depth) != (PRODUCTION, DEFAULT_DEPTH) and not plan.why:
+        raise ManifestError(f"{model.name}: its simulation entry must say why (field 'why')")
+    return plan
 
 
 def scale_config(text: str, shape: Shape = PRODUCTION) -> str:

@@ -11,7 +11,7 @@ each model, the scaled config) is ``shapes``'s; this module runs it.
 policy's main model, ``MCSim<BugModel>`` per (safety) bug model.
 Non-vacuity: every bug model's defect must be found by simulation too
 (:func:`simulate_bug_models`, which the nightly profile runs), some at a
-smaller shape (``shapes.BUG_PLANS``). The liveness bug models (tag
+smaller shape (their manifest entry's ``simulation``). The liveness bug models (tag
 ``liveness``) are not simulated: their properties rest on fairness over
 infinite behaviours, which a finite random trace cannot exhibit, and their
 configs name each key (``k1 = k1``, ``Need <- MCNeed``), so they do not scale.
@@ -36,7 +36,7 @@ from typing import Any
 from . import patterns
 from .config import read_config
 from .jar import locate_jar, locate_java
-from .manifest import PASS, Model
+from .manifest import PASS, Model, find_tla_dir, load_manifest, main_models
 from .output import TlcOutput, parse_output
 from .process import LineSink, TlcCommand, TlcProcess, check_command, command_line
 from .runner import judge
@@ -46,9 +46,21 @@ from .shapes import Shape, SimulationPlan, scale_config, simulation_plan
 #: The result's ``mode`` in JSON.
 MODE = "simulate"
 
-#: The main model of each policy, whose config (all invariants and
-#: properties, the ghost variables for the order property) is scaled up.
-POLICY_BASES = {"fifo": "MCDeep", "gdsf": "MCGdsf", "s3fifo": "MCS3Fifo"}
+
+def policy_bases(models: list[Model]) -> dict[str, str]:
+    """Policy -> the name of its main model (``manifest.main_models``: tag ``main``),
+    whose config (all invariants and properties, the ghost variables for the order
+    property) is scaled up. O(models)."""
+    return {policy: model.name for policy, model in main_models(models).items()}
+
+
+def __getattr__(name: str) -> dict[str, str]:
+    """``POLICY_BASES``: :func:`policy_bases` of the repository's manifest, for the
+    callers that predate it (transitional: they should pass the models they loaded
+    to :func:`policy_bases`). O(manifest size) per access."""
+    if name == "POLICY_BASES":
+        return policy_bases(load_manifest(find_tla_dir()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,7 @@ class SimulationModel:
     @property
     def plan(self) -> SimulationPlan:
         """Its shape and depth (:func:`simulation_plan`)."""
-        return simulation_plan(self.base.name)
+        return simulation_plan(self.base)
 
 
 def can_simulate(model: Model) -> bool:
@@ -78,11 +90,9 @@ def is_simulated_bug(model: Model) -> bool:
 def simulation_models(models: list[Model]) -> list[SimulationModel]:
     """``MCSim<Policy>`` per policy with a main model, ``MCSim<Bug...>`` per
     safety bug model (:func:`is_simulated_bug`), in manifest order. O(models)."""
-    by_name = {m.name: m for m in models}
     sims = [
-        SimulationModel(f"MCSim{policy.capitalize().replace('fifo', 'Fifo')}", by_name[base])
-        for policy, base in POLICY_BASES.items()
-        if base in by_name
+        SimulationModel(f"MCSim{policy.capitalize().replace('fifo', 'Fifo')}", main)
+        for policy, main in main_models(models).items()
     ]
     sims += [SimulationModel(f"MCSim{m.name[2:]}", m) for m in models if is_simulated_bug(m)]
     return sims
@@ -154,7 +164,7 @@ class SimulationResult:
     output: TlcOutput | None = None  # of the last batch (the violating one, if any)
     raw_output: str = ""
     note: str = ""
-    why_shape: str = ""  # why the shape is not the production shape (BUG_PLANS)
+    why_shape: str = ""  # why the shape is not the production shape (manifest)
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON, ``mode = "simulate"``."""
@@ -321,14 +331,14 @@ def run_simulation(
     """Simulate ``base``'s config scaled to ``shape`` for about ``seconds``.
 
     ``shape`` and ``depth`` default to the model's plan (``shapes.simulation_plan``:
-    the production shape and 200 steps, but for the bug models of
-    ``shapes.BUG_PLANS``). Batches of ``-simulate num=T`` run until a violation or
+    the production shape and 200 steps, but for a model whose manifest entry sets
+    ``simulation``). Batches of ``-simulate num=T`` run until a violation or
     the deadline (:meth:`_Run.batches`). The result is judged like a model run:
     ``pass`` if nothing was violated, else what TLC named; ``ok`` if that is the
     base model's expectation, and for a pass only if some behaviour finished.
     O(the budget).
     """
-    plan = simulation_plan(base.name)
+    plan = simulation_plan(base)
     shape = plan.shape if shape is None else shape
     depth = plan.depth if depth is None else depth
     if depth < 1 or seconds <= 0 or first_batch < 1:
