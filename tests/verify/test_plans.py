@@ -22,7 +22,6 @@ from embedding_cache_checker.verify.plans import (
     load_plans,
     manifest_entries,
     plan_for,
-    policy_module_name,
 )
 
 TLA_DIR = find_tla_dir()
@@ -48,7 +47,9 @@ def test_the_plans_are_the_ones_the_manifest_gives() -> None:
     assert gdsf.full_replay == ("MCReplayGdsf",) and gdsf.planted == "MCReplayGdsf"
     assert gdsf.trace_params == {"scale": 8, "max_freq": 3}
     assert s3fifo.full_replay == ("MCReplayS3Fifo",) and s3fifo.bounded_replay == ()
-    assert policy_module_name("gdsf", TLA_DIR) == "EmbeddingCacheGdsf"
+    assert gdsf.trace_module == "EmbeddingCacheGdsf" and fifo.trace_module == "EmbeddingCacheFifo"
+    assert gdsf.tla_constants == ("Scale", "MaxFreq") and fifo.tla_constants == ()
+    assert s3fifo.tla_constants == ("SmallTarget", "GhostCapacity")
     assert [m for m, _ in fifo.replayed] == ["MCSmoke", "MCReplayWide", "MCReplayDeep"]
 
 

@@ -30,7 +30,9 @@ from embedding_cache_checker.verify.replay import (
     ReplayReport,
     check_constants,
     clone,
+    code_name,
     code_params,
+    policy_constants,
     policy_factory,
     replay_graph,
     spec_abstract,
@@ -267,6 +269,21 @@ def test_policy_parameters_from_the_manifest() -> None:
     )
     with pytest.raises(ValueError, match="unknown eviction policy"):
         policy_factory("lru", {})
+
+
+def test_a_constant_is_the_code_attribute_of_its_snake_case_name() -> None:
+    assert [code_name(c) for c in ("Scale", "MaxFreq", "SmallTarget", "max_freq")] == [
+        "scale",
+        "max_freq",
+        "small_target",
+        "max_freq",
+    ]
+    gdsf = make_policy(policy_factory("gdsf", {"Scale": 8, "MaxFreq": 3}), 4)
+    assert policy_constants(gdsf, ("Scale", "MaxFreq")) == {"Scale": 8, "MaxFreq": 3}
+    with pytest.raises(ValueError, match=r"no integer attribute \['small_target'\]"):
+        policy_constants(gdsf, ("SmallTarget",))
+    # The core's constants (N, Keys, MaxPins) are no policy's: never compared.
+    assert check_constants(gdsf, {"N": 3, "MaxPins": 2, "Keys": "{k1}", "Scale": 8}) is None
 
 
 def test_model_policy_from_either_manifest_list(tmp_path: Path) -> None:

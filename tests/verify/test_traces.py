@@ -24,7 +24,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from test_stateful import CacheMachine  # tests/ is on sys.path (pytest rootdir conftest)
 
 from embedding_cache.errors import CacheError
-from embedding_cache.policies import EVICTION_POLICIES, PolicySpec, make_policy
+from embedding_cache.policies import EVICTION_POLICIES, PolicySpec
 from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
 from embedding_cache_checker.tlc.config import parse_config
 from embedding_cache_checker.tlc.manifest import find_tla_dir
@@ -177,7 +177,9 @@ def _post_as_state(post: TlaValue) -> dict[str, TlaValue]:
 def test_module_writes_each_policys_variables(policy: str) -> None:
     eviction = trace_eviction(PLANS[policy])
     cache = random_trace(3, steps=120, eviction=eviction)
-    module, config = trace_module(cache.trace, cache.num_blocks, eviction)
+    module, config = trace_module(
+        cache.trace, cache.num_blocks, eviction, PLANS[policy].tla_constants
+    )
     _keys, steps = _module_parts(module)
     assert isinstance(steps, tuple) and len(steps) == len(cache.trace)
     names = policy_variables(eviction, cache.num_blocks)
@@ -201,20 +203,16 @@ def test_module_writes_each_policys_variables(policy: str) -> None:
 
 def test_trace_policy_module_selects_the_policy(tla_dir: Path) -> None:
     template = (tla_dir / f"{TRACE_POLICY}.tla").read_text()
-    fifo = policy_module(make_policy("fifo", 4), template, PLANS["fifo"].trace_module)
+    fifo = policy_module(template, PLANS["fifo"])
     assert fifo == template  # the shipped file is fifo's
-    gdsf = policy_module(
-        make_policy(trace_eviction(PLANS["gdsf"]), 4), template, PLANS["gdsf"].trace_module
-    )
+    gdsf = policy_module(template, PLANS["gdsf"])
     assert "CONSTANTS Keys, N, MaxPins, Scale, MaxFreq\n" in gdsf
     assert 'INSTANCE EmbeddingCacheGdsf WITH Level <- "blocks"' in gdsf
-    s3 = policy_module(make_policy("s3fifo", 4), template, PLANS["s3fifo"].trace_module)
+    s3 = policy_module(template, PLANS["s3fifo"])
     assert "CONSTANTS Keys, N, MaxPins, SmallTarget, GhostCapacity\n" in s3
     assert "INSTANCE EmbeddingCacheS3Fifo " in s3
     with pytest.raises(ValueError, match="no CONSTANTS line"):
-        policy_module(
-            make_policy("gdsf", 4), "---- MODULE TracePolicy ----\n====\n", "EmbeddingCacheGdsf"
-        )
+        policy_module("---- MODULE TracePolicy ----\n====\n", PLANS["gdsf"])
 
 
 # ---------------------------------------------------------------- TLC verdicts

@@ -65,6 +65,9 @@ class PolicyPlan:
     trace_module: str
     #: The traced policy's constructor parameters (gdsf: TLC's integers are 32-bit).
     trace_params: Mapping[str, int] = field(default_factory=dict)
+    #: The TLA+ constants of the policy's module: the names its models' ``policy_params``
+    #: set (the code policy's attribute of each: ``replay.code_name``).
+    tla_constants: tuple[str, ...] = ()
     sequential_seeds: tuple[int, ...] = SEQUENTIAL_SEEDS
     sequential_steps: int = SEQUENTIAL_STEPS
     threaded_seeds: tuple[int, ...] = THREADED_SEEDS
@@ -124,29 +127,31 @@ def _trace_params(entry: Mapping[str, Any], tla_dir: Path) -> dict[str, int]:
     return {str(k): v for k, v in params.items()}
 
 
-def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = ()) -> PolicyPlan:
-    """``policy``'s plan, from the manifest's conformance fields (``entries``: the manifest's,
-    read from ``tla_dir`` when empty). O(entries).
+def _replayed(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) -> list[tuple[str, str]]:
+    """(name, replay kind) of ``policy``'s replayed entries, in manifest order.
 
     Raises:
-        PlanError: the policy is not in ``EVICTION_POLICIES``, or the manifest lacks one of
-            its parts (a replayed model, the planted-replay entry, its ``trace_module``),
-            naming what is missing.
+        PlanError: a bad ``replay`` value, or no full replay model at all.
     """
-    if policy not in EVICTION_POLICIES:
-        raise PlanError(f"unknown policy {policy!r}; choose from {tuple(EVICTION_POLICIES)}")
-    listed = list(entries) or manifest_entries(tla_dir)
-    mine = [e for e in listed if e.get("policy") == policy]
-    where = _where(tla_dir)
-    replayed = [(str(e["name"]), _replay_kind(e, tla_dir), e) for e in mine if "replay" in e]
-    full = tuple(name for name, kind, _ in replayed if kind == FULL)
-    if not full:
+    replayed = [(str(e["name"]), str(_replay_kind(e, tla_dir))) for e in mine if "replay" in e]
+    if not any(kind == FULL for _, kind in replayed):
         raise PlanError(
-            f"policy {policy!r} has no replay model in {where}: add its replay input under "
-            f'replay_models with "policy": {policy!r} and "replay": {FULL!r} (and its '
+            f"policy {policy!r} has no replay model in {_where(tla_dir)}: add its replay input "
+            f'under replay_models with "policy": {policy!r} and "replay": {FULL!r} (and its '
             f"tla/ module and config; tla/README.md, 'For the conformance checks')"
         )
-    planted = [e for _, _, e in replayed if e.get("planted_replay") is True]
+    return replayed
+
+
+def _planted_entry(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) -> Mapping[str, Any]:
+    """``policy``'s one replayed entry with ``planted_replay`` true, which has a
+    ``trace_module``.
+
+    Raises:
+        PlanError: none or several such entries, or it has no ``trace_module``.
+    """
+    where = _where(tla_dir)
+    planted = [e for e in mine if "replay" in e and e.get("planted_replay") is True]
     if len(planted) != 1:
         names = [str(e["name"]) for e in planted]
         raise PlanError(
@@ -160,13 +165,33 @@ def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = 
             f"{where}: {entry['name']} (policy {policy!r}'s planted_replay entry) has no "
             f'trace_module: the policy\'s TLA+ module, e.g. "EmbeddingCacheFifo"'
         )
+    return entry
+
+
+def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = ()) -> PolicyPlan:
+    """``policy``'s plan, from the manifest's conformance fields (``entries``: the manifest's,
+    read from ``tla_dir`` when empty). O(entries).
+
+    Raises:
+        PlanError: the policy is not in ``EVICTION_POLICIES``, or the manifest lacks one of
+            its parts (a replayed model, the planted-replay entry, its ``trace_module``),
+            naming what is missing.
+    """
+    if policy not in EVICTION_POLICIES:
+        raise PlanError(f"unknown policy {policy!r}; choose from {tuple(EVICTION_POLICIES)}")
+    listed = list(entries) or manifest_entries(tla_dir)
+    mine = [e for e in listed if e.get("policy") == policy]
+    replayed = _replayed(policy, mine, tla_dir)
+    entry = _planted_entry(policy, mine, tla_dir)
+    constants = dict.fromkeys(k for e in mine for k in e.get("policy_params") or {})
     return PolicyPlan(
         policy=policy,
-        full_replay=full,
-        bounded_replay=tuple(name for name, kind, _ in replayed if kind == BOUNDED),
+        full_replay=tuple(name for name, kind in replayed if kind == FULL),
+        bounded_replay=tuple(name for name, kind in replayed if kind == BOUNDED),
         planted=str(entry["name"]),
-        trace_module=module,
+        trace_module=str(entry["trace_module"]),
         trace_params=_trace_params(entry, tla_dir),
+        tla_constants=tuple(constants),
     )
 
 
@@ -180,12 +205,3 @@ def load_plans(tla_dir: Path, policies: Iterable[str] | None = None) -> dict[str
     entries = manifest_entries(tla_dir)
     chosen = tuple(EVICTION_POLICIES) if policies is None else tuple(policies)
     return {policy: plan_for(policy, tla_dir, entries) for policy in chosen}
-
-
-def policy_module_name(policy: str, tla_dir: Path) -> str:
-    """The TLA+ module of ``policy`` (its plan's ``trace_module``). O(entries).
-
-    Raises:
-        PlanError: as ``plan_for``.
-    """
-    return plan_for(policy, tla_dir).trace_module

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,12 +59,16 @@ REAL_OPERATIONS: Operations = transitions.OPERATIONS
 PolicyFactory = str | Callable[[int], EvictionPolicy]
 
 
-#: Each policy's TLA+ constants (tla/README.md) -> the code policy's attribute of the same
-#: meaning. gdsf's are constructor parameters; s3fifo's are derived from the pool size.
-POLICY_CONSTANTS: dict[str, dict[str, str]] = {
-    "gdsf": {"Scale": "scale", "MaxFreq": "max_freq"},
-    "s3fifo": {"SmallTarget": "small_target", "GhostCapacity": "ghost_capacity"},
-}
+#: A TLA+ constant's word boundaries (MaxFreq: Max|Freq).
+_WORD = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def code_name(constant: str) -> str:
+    """The code policy's attribute (and constructor parameter, if it is one) of the same
+    meaning as the TLA+ constant ``constant``: its name in snake_case (``Scale`` ->
+    ``scale``, ``SmallTarget`` -> ``small_target``); a snake_case name is its own. One rule
+    for every policy (tla/README.md), so no policy is listed here. O(len(constant))."""
+    return _WORD.sub("_", constant).lower()
 
 
 def policy_factory(name: str, params: Mapping[str, int] | None = None) -> PolicyFactory:
@@ -82,7 +87,7 @@ def policy_factory(name: str, params: Mapping[str, int] | None = None) -> Policy
 
 def code_params(name: str, params: Mapping[str, int]) -> dict[str, int]:
     """The constructor parameters of policy ``name`` among ``params`` (given by the code's
-    names, or by the TLA+ constants' names, ``POLICY_CONSTANTS``); the others are dropped.
+    names, or by the TLA+ constants' names, ``code_name``); the others are dropped.
     O(len(params)).
 
     Raises:
@@ -91,24 +96,40 @@ def code_params(name: str, params: Mapping[str, int]) -> dict[str, int]:
     cls = EVICTION_POLICIES.get(name)
     if cls is None:
         raise ValueError(f"unknown eviction policy {name!r}; known: {sorted(EVICTION_POLICIES)}")
-    names = POLICY_CONSTANTS.get(name, {})
     accepted = inspect.signature(cls).parameters
-    kwargs = {names.get(k, k): v for k, v in params.items()}
+    kwargs = {code_name(k): v for k, v in params.items()}
     return {k: v for k, v in kwargs.items() if k in accepted}
 
 
-def policy_constants(policy: EvictionPolicy) -> dict[str, int]:
-    """The TLA+ constants of ``policy``'s module, valued as the code's policy has them. O(1)."""
-    names = POLICY_CONSTANTS.get(policy.name, {})
-    return {tla: int(getattr(policy, attr)) for tla, attr in names.items()}
+def _constant_value(policy: EvictionPolicy, constant: str) -> int | None:
+    """The code policy's value of TLA+ constant ``constant`` (None: it has no such integer
+    attribute, so the constant is not one of its module's). O(1)."""
+    value = getattr(policy, code_name(constant), None)
+    return value if type(value) is int else None
+
+
+def policy_constants(policy: EvictionPolicy, names: Iterable[str]) -> dict[str, int]:
+    """The TLA+ constants ``names`` of ``policy``'s module (its plan's ``tla_constants``,
+    from the manifest), valued as the code's policy has them. O(len(names)).
+
+    Raises:
+        ValueError: the code's policy has no integer attribute for one of them.
+    """
+    values = {name: _constant_value(policy, name) for name in names}
+    missing = [name for name, value in values.items() if value is None]
+    if missing:
+        attrs = [code_name(name) for name in missing]
+        raise ValueError(f"the code's {policy.name} has no integer attribute {attrs} for {missing}")
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def check_constants(policy: EvictionPolicy, constants: Mapping[str, object]) -> str | None:
-    """None when every TLA+ constant of ``policy``'s module set in ``constants`` (a model's
-    config or ``policy_params``) has the code policy's value; else what differs. O(1)."""
-    for name, value in policy_constants(policy).items():
-        given = constants.get(name)
-        if given is not None and str(given).strip() != str(value):
+    """None when every constant of ``constants`` (a model's config or ``policy_params``)
+    that is one of ``policy``'s (an integer attribute by its ``code_name``) has the code
+    policy's value; else what differs. O(len(constants))."""
+    for name, given in constants.items():
+        value = _constant_value(policy, name)
+        if value is not None and str(given).strip() != str(value):
             return f"{name} is {given} in the model but {value} in the code's {policy.name}"
     return None
 

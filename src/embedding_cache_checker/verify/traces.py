@@ -35,7 +35,7 @@ from ..abstraction import AbstractState
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
 from ..tracing import TracedEmbeddingCache, TraceStep
-from .plans import policy_module_name
+from .plans import PolicyPlan, plan_for
 from .replay import policy_constants
 
 #: The root module TLC checks, and the generated modules it extends.
@@ -127,28 +127,33 @@ _CONSTANTS_LINE = re.compile(r"^CONSTANTS? .*$", re.MULTILINE)
 _INSTANCE = re.compile(r"^INSTANCE \w+", re.MULTILINE)
 
 
-def policy_module(policy: EvictionPolicy, template: str, module: str) -> str:
-    """The text of module ``TracePolicy`` for ``policy``: ``template`` (tla/TracePolicy.tla,
-    which selects fifo) with ``module`` (the policy's TLA+ module: its plan's
-    ``trace_module``, from the manifest) instantiated and its constants declared, as that
-    file's header shows. O(len(template)).
+def policy_module(template: str, plan: PolicyPlan) -> str:
+    """The text of module ``TracePolicy`` for ``plan``'s policy: ``template``
+    (tla/TracePolicy.tla, which selects fifo) with the policy's TLA+ module (its plan's
+    ``trace_module``, from the manifest) instantiated and its constants (``tla_constants``)
+    declared, as that file's header shows. O(len(template)).
 
     Raises:
         ValueError: ``template`` has no CONSTANTS line or INSTANCE to replace.
     """
-    constants = ", ".join(["Keys", "N", "MaxPins", *policy_constants(policy)])
+    constants = ", ".join(["Keys", "N", "MaxPins", *plan.tla_constants])
     text, found = _CONSTANTS_LINE.subn(lambda _: f"CONSTANTS {constants}", template, count=1)
-    text, instances = _INSTANCE.subn(f"INSTANCE {module}", text, count=1)
+    text, instances = _INSTANCE.subn(f"INSTANCE {plan.trace_module}", text, count=1)
     if not found or not instances:
         raise ValueError(f"{TRACE_POLICY}.tla has no CONSTANTS line or INSTANCE to replace")
     return text
 
 
 def trace_module(
-    trace: Sequence[TraceStep], num_blocks: int, eviction: PolicySpec = "fifo"
+    trace: Sequence[TraceStep],
+    num_blocks: int,
+    eviction: PolicySpec = "fifo",
+    constants: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The text of module ``TraceData`` defining ``Trace`` and ``TraceKeys``, and the config
-    that checks ``EmbeddingCacheTrace`` with it. O(trace length * state size)."""
+    that checks ``EmbeddingCacheTrace`` with it, setting the policy's TLA+ ``constants``
+    (its plan's ``tla_constants``) to the code policy's values. O(trace length * state
+    size)."""
     policy = make_policy(eviction, num_blocks)
     functions = function_variables(policy)
     keys = sorted({step.key for step in trace}) or ["none"]
@@ -161,7 +166,8 @@ def trace_module(
         f"Trace == <<\n    {steps}\n    >>\n"
         "====\n"
     )
-    extra = "".join(f"    {k} = {v}\n" for k, v in policy_constants(policy).items())
+    values = policy_constants(policy, constants)
+    extra = "".join(f"    {k} = {v}\n" for k, v in values.items())
     config = (
         "CONSTANTS\n"
         f"    N = {num_blocks}\n"
@@ -187,17 +193,16 @@ def validate_trace(
     Raises:
         PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
     """
-    policy = make_policy(eviction, num_blocks)
-    instance = policy_module_name(policy.name, tla_dir)
+    plan = plan_for(make_policy(eviction, num_blocks).name, tla_dir)
     with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
         work = Path(tmp)
         for module in tla_dir.glob("*.tla"):
             if module.stem not in (TRACE_DATA, TRACE_POLICY):
                 shutil.copy(module, work / module.name)
-        module_text, config_text = trace_module(trace, num_blocks, eviction)
+        module_text, config_text = trace_module(trace, num_blocks, eviction, plan.tla_constants)
         (work / f"{TRACE_DATA}.tla").write_text(module_text)
         template = (tla_dir / f"{TRACE_POLICY}.tla").read_text(encoding="utf-8")
-        (work / f"{TRACE_POLICY}.tla").write_text(policy_module(policy, template, instance))
+        (work / f"{TRACE_POLICY}.tla").write_text(policy_module(template, plan))
         (work / f"{TRACE_SPEC}.cfg").write_text(config_text)
         run = run_tlc(
             f"{TRACE_SPEC}.tla",
