@@ -169,7 +169,7 @@ class PlantedBug:
         Its transition table is ``operations(checked)``; its ``eviction``
         defaults to ``eviction(policy)``. Named after the bug (plus the policy,
         for a shared bug under another policy than fifo), with class
-        attributes ``planted`` (this entry) and ``planted_policy``.
+        attribute ``planted`` (this entry).
         """
         name = policy or self.policy or DEFAULT_POLICY
         self._require(name)
@@ -205,7 +205,6 @@ def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[Embed
 
     class PlantedCache(EmbeddingCache):
         planted: ClassVar[PlantedBug] = bug
-        planted_policy: ClassVar[str] = policy
 
         __slots__ = ()
 
