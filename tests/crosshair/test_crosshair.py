@@ -1,10 +1,11 @@
 """CrossHair checks the transitions' contracts under every policy, and catches planted bugs.
 
-The CrossHair runs here are a fast subset, marked ``slow`` (about 125 CPU
-seconds together, 1-2 minutes on 2 cores): ``alloc`` (the policy's victim rule) and ``unpin`` (where
-a released entry rejoins) under every policy yield no counterexample, and
-every policy's own planted bugs plus the shared ones under fifo each yield one
-naming a condition the catalogue expects. ``embedding-cache verify`` runs
+The CrossHair runs here are a fast subset, marked ``slow``: ``alloc`` (the
+policy's victim rule) and ``unpin`` (where a released entry rejoins) under
+every policy yield no counterexample within a budget of paths, and every
+policy's own planted bugs plus the shared ones under the default policy each
+yield one naming a condition the catalogue expects; a catch repeats path for
+path (budgets are counted in paths, not seconds). ``embedding-cache verify`` runs
 all of it: every transition under every policy, every planted bug under every
 policy it applies to. The fast tests check what those runs rest on: the state
 factory builds only well-formed states and reaches every small reachable
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import os
 import random
 import subprocess
@@ -30,8 +32,14 @@ from embedding_cache import EVICTION_POLICIES, errors, invariants, transitions
 from embedding_cache.state import CacheState
 from embedding_cache_checker.policies import PolicyAdapter, adapter, adapters
 from embedding_cache_checker.verify.crosshair_check import (
+    PER_CONDITION_SECONDS,
+    PLANTED_PATHS,
+    ConditionResult,
     CrosshairResult,
+    Outcome,
+    cap_seconds,
     clean_jobs,
+    paths_for,
     planted_jobs,
     run_crosshair,
 )
@@ -46,9 +54,9 @@ from embedding_cache_checker.verify.crosshair_plugin import (
 )
 from embedding_cache_checker.verify.planted import DEFAULT_POLICY, PLANTED, PlantedBug, by_name
 
-#: CPU seconds per condition for the clean runs in tests; ``embedding-cache verify``
+#: Paths per condition for the clean runs in tests; ``embedding-cache verify``
 #: runs every transition with its own budget.
-TEST_BUDGET = 1.0
+TEST_PATHS = 15
 #: The clean subset: the transitions where the policies differ most.
 CLEAN_SUBSET = clean_jobs(transitions=("alloc", "unpin"))
 #: The planted subset: every policy's own bugs, and the shared ones under the default policy.
@@ -68,7 +76,7 @@ def planted_result() -> CrosshairResult:
 
 @pytest.mark.slow
 def test_clean_transitions_have_no_counterexample() -> None:
-    result = run_crosshair(CLEAN_SUBSET, timeout=TEST_BUDGET)
+    result = run_crosshair(CLEAN_SUBSET, paths=TEST_PATHS)
     assert result.functions == len(CLEAN_SUBSET)
     # Each transition's own postconditions plus the swept invariants, per policy.
     assert result.conditions >= len(CLEAN_SUBSET) * (len(invariants.INVARIANTS) + 2)
@@ -83,6 +91,12 @@ def test_clean_transitions_have_no_counterexample() -> None:
     assert all(d.paths >= 10 for d in result.details), [
         (d.policy, d.unit, d.check, d.paths) for d in result.details
     ]
+    # The budget, not the clock, ended each search: every unrefuted condition
+    # started exactly its budget of paths, and no time limit cut any short.
+    assert all(d.iterations == TEST_PATHS for d in result.details if d.outcome == "unrefuted"), [
+        (d.policy, d.unit, d.check, d.iterations) for d in result.details
+    ]
+    assert result.load_independent and not result.gave_up()
 
 
 def _job_id(job: tuple[str, str]) -> str:
@@ -108,6 +122,103 @@ def test_caught_over_planted_per_policy(planted_result: CrosshairResult) -> None
     for policy, tally in tallies.items():
         planted = sum(job[0] == policy for job in PLANTED_SUBSET)
         assert (tally.caught, tally.jobs) == (planted, planted), policy
+
+
+def _signature(result: CrosshairResult, job: tuple[str, str]) -> list[tuple[str, str, int, int]]:
+    """What a deterministic search must repeat: per condition, its outcome and paths."""
+    mine = [d for d in result.details if (d.policy, d.unit) == job]
+    return [(d.condition, d.outcome, d.iterations, d.paths) for d in mine]
+
+
+@pytest.mark.slow
+def test_a_catch_repeats_path_for_path(planted_result: CrosshairResult) -> None:
+    """The budget counts paths, so a catch comes at the same path whatever ran before it
+    in the worker and however busy the machine: each policy's two quickest catches,
+    rerun alone in one fresh worker in the opposite order, repeat exactly."""
+    assert planted_result.load_independent and not planted_result.gave_up()
+    by_cost = sorted(
+        (sum(d.iterations for d in planted_result.details if (d.policy, d.unit) == job), job)
+        for job in PLANTED_SUBSET
+    )
+    picks = [
+        job for policy in EVICTION_POLICIES for job in [j for _, j in by_cost if j[0] == policy][:2]
+    ]
+    again = run_crosshair(picks[::-1], planted=True, jobs=1)
+    for job in picks:
+        assert _signature(again, job) == _signature(planted_result, job), job
+        assert again.caught()[job] is not None, job
+
+
+def _result(*details: ConditionResult) -> CrosshairResult:
+    jobs = {(d.policy, d.unit) for d in details}
+    found = sum(d.outcome == "counterexample" for d in details)
+    return CrosshairResult(len(jobs), len(details), found, details, 1.0)
+
+
+def _detail(unit: str, outcome: Outcome, iterations: int, time_outs: int = 0) -> ConditionResult:
+    target = "embedding_cache.transitions.alloc"
+    return ConditionResult(
+        "fifo", unit, target, "C", "c", outcome, iterations, 1.0, "", iterations, time_outs
+    )
+
+
+def test_a_condition_at_its_cpu_cap_gave_up_and_is_not_a_miss() -> None:
+    capped = _result(_detail("Bug", "gave_up", 5))
+    assert capped.caught() == {("fifo", "Bug"): None}
+    assert capped.gave_up() == {("fifo", "Bug")}
+    assert not capped.ok and not capped.load_independent
+    assert capped.per_policy()["fifo"].gave_up == 1
+    assert "GAVE UP" in capped.summary()[0]
+    assert capped.to_json()["gave_up"] == [("fifo", "Bug")]
+    # A later condition of the same job caught it: caught, not given up.
+    caught = _result(_detail("Bug", "gave_up", 5), _detail("Bug", "counterexample", 7))
+    assert caught.gave_up() == set() and caught.caught()[("fifo", "Bug")] is not None
+
+
+def test_a_time_out_makes_a_run_load_dependent_but_not_failed() -> None:
+    result = _result(_detail("alloc", "unrefuted", 40, time_outs=1))
+    assert result.ok and not result.load_independent and not result.gave_up()
+    assert "1 time-outs" in result.summary()[0]
+    assert _result(_detail("alloc", "unrefuted", 40)).load_independent
+
+
+def test_budgets_are_paths_and_the_cap_is_far_above_them() -> None:
+    paths = paths_for(PER_CONDITION_SECONDS)
+    assert isinstance(paths, int) and paths >= 10
+    assert paths_for(6 * PER_CONDITION_SECONDS) >= 5 * paths  # a larger knob buys more paths
+    # The cap is a safety net: many times what the budget costs on an idle machine.
+    assert cap_seconds(paths) >= 5 * PER_CONDITION_SECONDS
+    assert paths < PLANTED_PATHS
+
+
+def _worker_rows(*args: str) -> list[dict[str, Any]]:
+    """The JSON rows the CrossHair worker prints for ``args`` (a subprocess: in this
+    process ``crosshair`` is this test package)."""
+    env = {**os.environ, "EMBEDDING_CACHE_CHECKED": "full", "PYTHONHASHSEED": "0"}
+    module = "embedding_cache_checker.verify.crosshair_check"
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *args], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip() != "--"]
+
+
+def test_a_condition_stopped_by_its_cap_gave_up() -> None:
+    """A CPU cap below one path's cost: each search stops short of its budget and says
+    so (gave_up: not vacuous, though no path got past the preconditions), where a
+    spent budget says unrefuted."""
+    rows = _worker_rows("--paths", "50", "--cap-seconds", "0.000001", "fifo:discard")
+    assert rows and all(r["outcome"] == "gave_up" and r["iterations"] < 50 for r in rows), rows
+    rows = _worker_rows("--paths", "2", "fifo:discard")
+    assert rows and all(r["outcome"] == "unrefuted" and r["iterations"] == 2 for r in rows), rows
+
+
+def test_the_worker_counts_paths_cut_short_for_time() -> None:
+    """A per-path CPU limit no path can meet: every path is cut short and counted, so a
+    report can tell a load-independent outcome from one a time limit touched."""
+    rows = _worker_rows("--paths", "2", "--per-path-timeout", "0.000001", "fifo:discard")
+    assert rows and all(row["time_outs"] > 0 for row in rows), rows
+    assert all(row["outcome"] != "counterexample" for row in rows), rows
 
 
 def test_every_policy_has_planted_bugs_for_crosshair() -> None:

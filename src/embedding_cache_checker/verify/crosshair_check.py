@@ -6,9 +6,11 @@ own postconditions plus every named invariant as a precondition and a
 postcondition, so CrossHair checks the inductive step -- from any state
 satisfying every invariant, the transition preserves them all and meets its
 own postconditions. The workers use CrossHair's Python API as
-``crosshair check --analysis_kind=icontract`` does, one named condition at a
-time with a CPU-time budget each, after ``crosshair_plugin.install()`` has
-taught CrossHair to build non-empty states and to accept documented raises.
+``crosshair check --analysis_kind=icontract`` does (``crosshair_plugin.check_job``),
+one named condition at a time with a budget of paths each (so that a catch
+does not depend on the machine's load: see the budgets below), after
+``crosshair_plugin.install()`` has taught CrossHair to build non-empty states
+and to accept documented raises.
 
 The unit of work is a job: (policy, transition) for the clean check -- the
 real transition over states whose policy is that one
@@ -40,28 +42,57 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 #: The transitions CrossHair checks (every function in ``transitions`` with a contract).
 TRANSITIONS: tuple[str, ...] = ("alloc", "pin_if_ready", "unpin", "pin", "mark_ready", "discard")
 #: Their dotted names.
 CLEAN_TARGETS: tuple[str, ...] = tuple(f"embedding_cache.transitions.{t}" for t in TRANSITIONS)
-#: CPU seconds per condition for the clean check (was 5 with fifo alone): 3 policies x
-#: 64 conditions, about 290 CPU s, so under 3 minutes on 2 otherwise idle workers
-#: (nearly every condition uses its whole budget, 27 to 100+ paths each).
+
+# Budgets are counted in paths (CrossHair's iterations, ``max_iterations``), not in
+# seconds: CrossHair's search is seeded (its path chooser and Z3 both use fixed
+# seeds) and the worker fixes PYTHONHASHSEED, so the same budget explores the same
+# paths, and finds the same counterexamples, however loaded the machine is. Time
+# limits remain only as safety nets, each far above what the budget needs: a
+# condition that hits its CPU cap "gave up" (not "unrefuted", and for a planted
+# bug not "missed"), and a path or solver query abandoned for time is counted
+# (``time_outs``), since it is the one thing load could still change.
+
+#: Paths (iterations) one CPU second buys on an idle machine: the clean check's
+#: conditions completed 27 to 100+ paths in 1.5 CPU s each (18 to 70 a second; a
+#: loaded machine measured 10 to 13). Converts the seconds-sized knobs
+#: (``PER_CONDITION_SECONDS``, ``--crosshair-timeout``, the profiles') to paths.
+PATHS_PER_SECOND = 30
+#: The clean check's budget per condition, in idle CPU seconds: it runs
+#: ``paths_for(PER_CONDITION_SECONDS)`` = 45 paths (3 policies x 64 conditions).
 PER_CONDITION_SECONDS = 1.5
-#: CPU seconds per condition for planted bugs: a miss costs the whole budget, so be
-#: generous (each job stops at its first counterexample). Measured: the 50 planted
-#: jobs take about 100 CPU s in all, none more than 15.
-PLANTED_SECONDS = 30.0
-#: CPU seconds per execution path; no path of a transition over a small state needs more.
-PER_PATH_SECONDS = 2.0
+#: Paths per condition for planted bugs: a miss costs the whole budget, so be generous
+#: (each job stops at its first counterexample). Measured: the slowest catch needs
+#: about 300 paths (S3FifoMainFirst).
+PLANTED_PATHS = 1200
+#: The CPU cap of a condition is this many times what its budget costs on an idle
+#: machine (``cap_seconds``): a safety net, never the budget.
+CAP_FACTOR = 10.0
+#: CPU seconds per execution path (a safety net too; Z3 gets half of it, wall-clock,
+#: per query): no path of a transition over a small state needs a hundredth of it.
+PER_PATH_SECONDS = 20.0
 #: Worker processes (the CI machine has 2 cores).
 DEFAULT_JOBS = 2
 #: The line a worker prints after each job.
 _END_OF_JOB = "--"
 
-Outcome = Literal["counterexample", "confirmed", "unrefuted", "vacuous", "error"]
+
+def paths_for(seconds: float) -> int:
+    """The path budget that costs about ``seconds`` CPU seconds on an idle machine. O(1)."""
+    return max(1, round(seconds * PATHS_PER_SECOND))
+
+
+def cap_seconds(paths: int) -> float:
+    """The CPU cap of a condition with a budget of ``paths``. O(1)."""
+    return CAP_FACTOR * paths / PATHS_PER_SECOND
+
+
+Outcome = Literal["counterexample", "confirmed", "unrefuted", "gave_up", "vacuous", "error"]
 
 
 @dataclass(frozen=True)
@@ -73,10 +104,14 @@ class ConditionResult:
     target: str  # dotted name of the checked function
     condition: str  # the condition's name (spec/NAMES.md): its icontract description
     check: str  # the condition function's own name, e.g. "mark_ready_counts_blocks"
-    outcome: Outcome  # confirmed: all paths exhausted; unrefuted: budget spent, none found
-    paths: int  # execution paths CrossHair completed
+    #: confirmed: all paths exhausted; unrefuted: the path budget spent, none found;
+    #: gave_up: the CPU cap reached first (the safety net; neither a pass nor a miss)
+    outcome: Outcome
+    paths: int  # execution paths CrossHair completed (confirmed)
     seconds: float  # CPU seconds spent
     message: str  # the counterexample or error, as CrossHair words it ("" otherwise)
+    iterations: int = 0  # paths started: what the budget counts
+    time_outs: int = 0  # paths or solver queries abandoned for time (0: load-independent)
 
 
 @dataclass(frozen=True)
@@ -88,6 +123,8 @@ class PolicyTally:
     counterexamples: int
     caught: int  # jobs with a counterexample (planted: bugs caught)
     cpu_seconds: float
+    iterations: int = 0  # paths started, all conditions
+    gave_up: int = 0  # jobs without a counterexample in which a condition hit its CPU cap
 
 
 @dataclass(frozen=True)
@@ -102,8 +139,14 @@ class CrosshairResult:
 
     @property
     def ok(self) -> bool:
-        """True when nothing was refuted, nothing was vacuous and nothing errored."""
+        """True when nothing was refuted, vacuous or errored, and nothing gave up."""
         return all(d.outcome in ("confirmed", "unrefuted") for d in self.details)
+
+    @property
+    def load_independent(self) -> bool:
+        """True when no condition hit its CPU cap and no path or solver query was
+        abandoned for time: then every outcome is what the path budgets alone decide."""
+        return all(d.outcome != "gave_up" and d.time_outs == 0 for d in self.details)
 
     @property
     def cpu_seconds(self) -> float:
@@ -120,9 +163,19 @@ class CrosshairResult:
                 first[key] = d
         return first
 
+    def gave_up(self) -> set[tuple[str, str]]:
+        """The jobs (policy, unit) without a counterexample in which some condition hit
+        its CPU cap: for a planted bug, CrossHair "gave up" on it; it did not miss it."""
+        caught = self.caught()
+        return {
+            (d.policy, d.unit)
+            for d in self.details
+            if d.outcome == "gave_up" and caught[(d.policy, d.unit)] is None
+        }
+
     def per_policy(self) -> dict[str, PolicyTally]:
         """The figures of each policy, in run order."""
-        caught = self.caught()
+        caught, gave_up = self.caught(), self.gave_up()
         out: dict[str, PolicyTally] = {}
         for policy in dict.fromkeys(d.policy for d in self.details):
             mine = [d for d in self.details if d.policy == policy]
@@ -133,26 +186,35 @@ class CrosshairResult:
                 counterexamples=sum(d.outcome == "counterexample" for d in mine),
                 caught=sum(caught[k] is not None for k in jobs),
                 cpu_seconds=round(sum(d.seconds for d in mine), 1),
+                iterations=sum(d.iterations for d in mine),
+                gave_up=sum(k in gave_up for k in jobs),
             )
         return out
 
     def summary(self) -> list[str]:
-        """One line per job, then one per policy: conditions, counterexamples, paths, CPU s."""
+        """One line per job, then one per policy: conditions, counterexamples, paths
+        (confirmed / started), CPU s, and what gave up or timed out."""
         lines = []
+        gave_up = self.gave_up()
         for policy, unit in self.caught():
             mine = [d for d in self.details if (d.policy, d.unit) == (policy, unit)]
             found = [d for d in mine if d.outcome == "counterexample"]
             first = f"  first: {found[0].condition} ({found[0].check})" if found else ""
+            time_outs = sum(d.time_outs for d in mine)
+            notes = (" GAVE UP (CPU cap)" if (policy, unit) in gave_up else "") + (
+                f" {time_outs} time-outs" if time_outs else ""
+            )
             lines.append(
                 f"{policy:7} {unit:24} {len(mine):3} conditions "
-                f"{len(found):3} counterexamples {sum(d.paths for d in mine):6} paths "
-                f"{sum(d.seconds for d in mine):6.1f} cpu-s{first}"
+                f"{len(found):3} counterexamples {sum(d.paths for d in mine):6}"
+                f"/{sum(d.iterations for d in mine)} paths "
+                f"{sum(d.seconds for d in mine):6.1f} cpu-s{notes}{first}"
             )
         for policy, t in self.per_policy().items():
             lines.append(
                 f"{policy:7} total: {t.jobs} jobs, {t.conditions} conditions, "
                 f"{t.counterexamples} counterexamples, {t.caught}/{t.jobs} with one, "
-                f"{t.cpu_seconds:.1f} cpu-s"
+                f"{t.gave_up} gave up, {t.iterations} paths, {t.cpu_seconds:.1f} cpu-s"
             )
         return lines
 
@@ -162,6 +224,8 @@ class CrosshairResult:
             **asdict(self),
             "ok": self.ok,
             "cpu_seconds": round(self.cpu_seconds, 1),
+            "load_independent": self.load_independent,
+            "gave_up": sorted(self.gave_up()),
             "per_policy": {p: asdict(t) for p, t in self.per_policy().items()},
         }
 
@@ -195,27 +259,33 @@ def run_crosshair(
     jobs: int = DEFAULT_JOBS,
     planted: bool = False,
     stop_at_first: bool | None = None,
+    paths: int | None = None,
 ) -> CrosshairResult:
     """Check ``jobs_to_run`` with CrossHair in ``jobs`` worker processes; merge their reports.
 
     ``jobs_to_run``: (policy, transition) pairs, default ``clean_jobs()``; with
     ``planted``, (policy, bug name) pairs, default ``planted_jobs()``.
-    ``timeout`` is the CPU-time budget per condition (CrossHair's
-    ``--per_condition_timeout``; default ``PER_CONDITION_SECONDS``, or
-    ``PLANTED_SECONDS`` with ``planted``). With ``planted`` only the conditions
-    each bug is expected to break are analysed, and (unless ``stop_at_first``
-    is False) a job stops at its first counterexample. Runs for up to about
-    conditions * timeout / jobs seconds.
+    ``paths`` is the budget per condition, in paths (CrossHair's
+    ``max_iterations``); without it, ``timeout`` sizes it in idle CPU seconds
+    (``paths_for(timeout)``), and without either it is
+    ``paths_for(PER_CONDITION_SECONDS)``, or ``PLANTED_PATHS`` with ``planted``.
+    Each condition is also capped at ``cap_seconds(paths)`` CPU seconds (then it
+    "gave up") and each path at ``per_path_timeout``. With ``planted`` only the
+    conditions each bug is expected to break are analysed, and (unless
+    ``stop_at_first`` is False) a job stops at its first counterexample. Costs
+    about conditions * paths / PATHS_PER_SECOND CPU seconds, spread over ``jobs``.
     """
     if stop_at_first is None:
         stop_at_first = planted
-    if timeout is None:
-        timeout = PLANTED_SECONDS if planted else PER_CONDITION_SECONDS
+    if paths is None:
+        default = PLANTED_PATHS if planted else paths_for(PER_CONDITION_SECONDS)
+        paths = default if timeout is None else paths_for(timeout)
     if jobs_to_run is None:
         jobs_to_run = planted_jobs() if planted else clean_jobs()
     start = time.monotonic()
-    env = {**os.environ, "EMBEDDING_CACHE_CHECKED": "full"}
-    cmd = [sys.executable, "-m", __name__, "--timeout", str(timeout)]
+    # A fixed hash seed: set and dict-of-set orders (and so the paths taken) repeat.
+    env = {**os.environ, "EMBEDDING_CACHE_CHECKED": "full", "PYTHONHASHSEED": "0"}
+    cmd = [sys.executable, "-m", __name__, "--paths", str(paths)]
     cmd += ["--per-path-timeout", str(per_path_timeout)]
     cmd += [*(["--planted"] if planted else []), *(["--stop-at-first"] if stop_at_first else [])]
     todo: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
@@ -223,45 +293,10 @@ def run_crosshair(
         todo.put(job)
     details: list[ConditionResult] = []
     failures: list[str] = []
-
-    def work() -> None:
-        # stderr goes to a file: a pipe nobody reads until the end could fill and block.
-        with tempfile.TemporaryFile(mode="w+") as errors:
-            proc = subprocess.Popen(
-                cmd,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-                text=True,
-            )
-            assert proc.stdin is not None and proc.stdout is not None
-            try:
-                while True:
-                    try:
-                        policy, unit = todo.get_nowait()
-                    except queue.Empty:
-                        break
-                    try:
-                        proc.stdin.write(f"{policy} {unit}\n")
-                        proc.stdin.flush()
-                    except BrokenPipeError:
-                        break  # the worker died: its stderr says why
-                    for line in proc.stdout:
-                        if line.strip() == _END_OF_JOB:
-                            break
-                        details.append(ConditionResult(**json.loads(line)))
-                    else:
-                        break  # the worker died: its stderr says why
-            finally:
-                with contextlib.suppress(BrokenPipeError):
-                    proc.stdin.close()
-                code = proc.wait()
-                errors.seek(0)
-                if code != 0:
-                    failures.append(f"CrossHair worker failed ({code}):\n{errors.read()[-4000:]}")
-
-    threads = [threading.Thread(target=work) for _ in range(max(1, jobs))]
+    threads = [
+        threading.Thread(target=_serve, args=(cmd, env, todo, details, failures))
+        for _ in range(max(1, jobs))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -279,115 +314,68 @@ def run_crosshair(
     )
 
 
+def _serve(
+    cmd: list[str],
+    env: dict[str, str],
+    todo: queue.SimpleQueue[tuple[str, str]],
+    details: list[ConditionResult],
+    failures: list[str],
+) -> None:
+    """One worker process: feed it jobs from ``todo`` until none is left, collecting its
+    reports into ``details`` (and why it failed into ``failures``). O(its jobs)."""
+    # stderr goes to a file: a pipe nobody reads until the end could fill and block.
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        proc = subprocess.Popen(
+            cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            while _feed_one(proc.stdin, proc.stdout, todo, details):
+                pass
+        finally:
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()
+            code = proc.wait()
+            errors.seek(0)
+            if code != 0:
+                failures.append(f"CrossHair worker failed ({code}):\n{errors.read()[-4000:]}")
+
+
+def _feed_one(
+    stdin: IO[str],
+    stdout: IO[str],
+    todo: queue.SimpleQueue[tuple[str, str]],
+    details: list[ConditionResult],
+) -> bool:
+    """Send the worker the next job and read its report; False when there is none left or
+    the worker died (its stderr says why). O(the job's conditions)."""
+    try:
+        policy, unit = todo.get_nowait()
+    except queue.Empty:
+        return False
+    try:
+        stdin.write(f"{policy} {unit}\n")
+        stdin.flush()
+    except BrokenPipeError:
+        return False
+    for line in stdout:
+        if line.strip() == _END_OF_JOB:
+            return True
+        details.append(ConditionResult(**json.loads(line)))
+    return False
+
+
 # --------------------------------------------------------------------------
 # The worker: runs inside the full build, one JSON line per condition.
 
 
-def _check_job(
-    policy: str,
-    unit: str,
-    timeout: float,
-    per_path_timeout: float,
-    planted: bool,
-    stop_at_first: bool,
-) -> Iterator[ConditionResult]:
-    """Analyse each postcondition of the job's target (preconditions assumed), in order."""
-    from time import process_time
-
-    from crosshair.condition_parser import condition_parser
-    from crosshair.core import ConditionCheckable, analyze_calltree
-    from crosshair.core_and_libs import analyze_function
-    from crosshair.fnutil import load_by_qualname
-    from crosshair.options import AnalysisKind, AnalysisOptionSet
-    from crosshair.statespace import MessageType, VerificationStatus
-
-    from .crosshair_plugin import configure
-    from .planted import by_name
-
-    expect: frozenset[str] = frozenset()
-    if planted:
-        bug = by_name(unit)
-        target, expect = bug.target, bug.expected(policy)
-        configure(policy, bug)
-    else:
-        if unit not in TRANSITIONS:
-            raise ValueError(f"not a transition: {unit!r}")
-        target = f"embedding_cache.transitions.{unit}"
-        configure(policy)
-    options = AnalysisOptionSet(
-        analysis_kind=[AnalysisKind.icontract],
-        per_condition_timeout=timeout,
-        per_path_timeout=per_path_timeout,
-    )
-    found = analyze_function(load_by_qualname(target), options)
-    checkables = [c for c in found if isinstance(c, ConditionCheckable)]
-    if not checkables or len(checkables) != len(found):
-        # None: no contract registered; another kind: CrossHair could not parse one.
-        raise RuntimeError(f"{target}: CrossHair found no checkable contract: {found}")
-    named = [(_condition_names(c, policy), c) for c in checkables]
-    if planted:
-        # Only the conditions the bug is expected to break: a miss costs each one's
-        # whole budget, and a counterexample to another would not be the expected catch.
-        named = [nc for nc in named if nc[0][0] in expect]
-        if not named:
-            raise RuntimeError(f"{unit}: {target} has no condition named {sorted(expect)}")
-    for (condition, check), checkable in named:
-        # What ConditionCheckable.analyze does, keeping the path count and status.
-        opts = checkable.options
-        begin = process_time()
-        opts.deadline = begin + opts.per_condition_timeout
-        with condition_parser(opts.analysis_kind):
-            analysis = analyze_calltree(opts, checkable.conditions)
-        seconds = process_time() - begin
-        problems = [m for m in analysis.messages if m.state > MessageType.PRE_UNSAT]
-        if problems:
-            outcome: Outcome = "counterexample"
-            if any(m.state == MessageType.SYNTAX_ERR for m in problems):
-                outcome = "error"
-        elif any(m.state == MessageType.PRE_UNSAT for m in analysis.messages):
-            outcome = "vacuous"
-        elif analysis.verification_status is VerificationStatus.CONFIRMED:
-            outcome = "confirmed"
-        else:
-            outcome = "unrefuted"
-        yield ConditionResult(
-            policy=policy,
-            unit=unit,
-            target=target,
-            condition=condition,
-            check=check,
-            outcome=outcome,
-            paths=analysis.num_confirmed_paths,
-            seconds=round(seconds, 3),
-            message=problems[0].message if problems else "",
-        )
-        if stop_at_first and outcome == "counterexample":
-            return
-
-
-def _condition_names(checkable: Any, policy: str) -> tuple[str, str]:
-    """(name, function name) of the icontract condition a checkable analyses; a
-    policy order condition is named after ``policy``'s order property."""
-    from embedding_cache.policies import EVICTION_POLICIES
-
-    # CrossHair's icontract parser evaluates each postcondition through
-    # functools.partial(post_eval, <icontract Contract>, ...).
-    evaluate = checkable.conditions.post[0].evaluate
-    for arg in getattr(evaluate, "args", ()):
-        condition = getattr(arg, "condition", None)
-        if condition is not None:
-            name = getattr(condition, "__name__", "<lambda>")
-            description = str(getattr(arg, "description", None) or name)
-            if getattr(arg, "error", None) is not None:  # contracts._order_post
-                description = EVICTION_POLICIES[policy].order_property
-            return (description, name)
-    return ("<unnamed>", "<unknown>")
-
-
 def _worker(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m {__name__}")
-    parser.add_argument("--timeout", type=float, default=PER_CONDITION_SECONDS)
+    parser.add_argument("--paths", type=int, default=paths_for(PER_CONDITION_SECONDS))
     parser.add_argument("--per-path-timeout", type=float, default=PER_PATH_SECONDS)
+    parser.add_argument(
+        "--cap-seconds", type=float, default=None, help="CPU cap per condition (cap_seconds)"
+    )
     parser.add_argument("--planted", action="store_true", help="jobs name planted bugs")
     parser.add_argument("--stop-at-first", action="store_true", help="one counterexample a job")
     parser.add_argument(
@@ -402,7 +390,7 @@ def _worker(argv: Sequence[str]) -> int:
         return 2
     from crosshair.auditwall import engage_auditwall
 
-    from .crosshair_plugin import install
+    from .crosshair_plugin import check_job, install
 
     install()
     engage_auditwall()  # as `crosshair check` does: no side effects from analysed code
@@ -413,9 +401,10 @@ def _worker(argv: Sequence[str]) -> int:
         if not line.strip():
             continue
         policy, unit = line.split()
-        results = _check_job(
-            policy, unit, args.timeout, args.per_path_timeout, args.planted, args.stop_at_first
-        )
+        results = check_job(
+            policy, unit, args.paths, args.per_path_timeout, args.planted, args.stop_at_first,
+            args.cap_seconds,
+        )  # fmt: skip
         for result in results:
             print(json.dumps(asdict(result)), flush=True)
         print(_END_OF_JOB, flush=True)

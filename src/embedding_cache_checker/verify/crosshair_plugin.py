@@ -1,6 +1,8 @@
-"""What CrossHair must be told about this package: how to build a state, which raises are fine.
+"""CrossHair inside the worker: how to build a state, which raises are fine, how a job runs.
 
 Loaded only inside the CrossHair worker (``crosshair_check``); never by the cache.
+Everything that talks to CrossHair's own API is here; ``crosshair_check`` sizes
+the jobs, runs the workers and merges their reports.
 
 **States.** Left alone, CrossHair builds a ``CacheState`` argument by calling
 ``CacheState(num_blocks)``, so it only ever sees empty caches. ``install``
@@ -36,6 +38,17 @@ CrossHair builds arguments from the annotations, so a ``TypeError`` can only
 be a bug and stays reported. Accepted raises are not checked further: icontract
 runs no postcondition when the call raises, so ``MisuseUnchangedProp`` is
 left to the tests.
+
+**Time-outs.** The budgets are counted in paths (``crosshair_check``), so a run
+repeats exactly, except where a time limit cuts a path short: a path's CPU
+deadline, or Z3's wall-clock timeout on one query (both far above what these
+paths need). ``install`` counts those (``time_outs``), so a report can say
+whether its outcomes depended on the machine's load.
+
+**Analysis.** ``check_job`` analyses one job's conditions one at a time, as
+``crosshair check --analysis_kind=icontract`` would, with ``max_iterations``
+as the budget and the CPU cap as ``per_condition_timeout``, and keeps what the
+report needs (outcome, paths confirmed and started, CPU seconds, time-outs).
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ import builtins
 import copy
 import inspect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from embedding_cache import errors
@@ -55,6 +68,7 @@ from embedding_cache.state import CacheState
 
 from ..policies import adapter
 from ..policies.base import KEYS, MAX_BLOCKS, MAX_ENTRIES, MAX_PIN
+from .crosshair_check import TRANSITIONS, ConditionResult, Outcome, cap_seconds
 from .planted import PlantedBug
 
 __all__ = [
@@ -64,9 +78,11 @@ __all__ = [
     "MAX_PIN",
     "BuiltState",
     "build_state",
+    "check_job",
     "configure",
     "documented_raises",
     "install",
+    "time_outs",
 ]
 
 
@@ -222,11 +238,52 @@ def documented_raises(fn: Callable[..., Any]) -> set[type[BaseException]]:
     return found
 
 
+#: Paths cut short by their CPU deadline and solver queries given up on for time.
+_time_outs = [0]
+#: Z3's reasons for an unknown answer that mean "out of time" (a wall-clock limit).
+_TIME_REASONS = ("timeout", "canceled")
+
+
+def time_outs() -> int:
+    """How many paths or solver queries CrossHair abandoned for time since ``install``
+    (compare before and after an analysis). O(1)."""
+    return _time_outs[0]
+
+
+def _count_time_outs() -> None:
+    """Wrap the two places CrossHair gives up for time so that each one is counted."""
+    from crosshair import statespace
+    from crosshair.util import PathTimeout, UnknownSatisfiability
+
+    check_timeout = statespace.StateSpace.check_timeout
+    solver_is_sat = statespace.solver_is_sat
+
+    def counted_check_timeout(space: Any) -> None:
+        try:
+            check_timeout(space)  # type: ignore[no-untyped-call]
+        except PathTimeout:
+            _time_outs[0] += 1
+            raise
+
+    def counted_solver_is_sat(solver: Any, *exprs: Any) -> bool:
+        try:
+            return bool(solver_is_sat(solver, *exprs))
+        except UnknownSatisfiability:
+            if any(r in str(solver.reason_unknown()) for r in _TIME_REASONS):
+                _time_outs[0] += 1
+            raise
+
+    statespace.StateSpace.check_timeout = counted_check_timeout  # type: ignore[method-assign]
+    # StateSpace looks this name up in its module at each query.
+    statespace.solver_is_sat = counted_solver_is_sat
+
+
 _installed = False
 
 
 def install() -> None:
-    """Register the CacheState factory and the ``Raises:`` reader with CrossHair (once).
+    """Register the CacheState factory and the ``Raises:`` reader with CrossHair, and
+    count its time-outs (once).
 
     The factory builds states as ``configure`` last said (fifo, no bug, by default).
     """
@@ -246,4 +303,146 @@ def install() -> None:
 
     # The icontract parser looks this name up in its module at each call.
     parser.parse_sphinx_raises = all_raises
+    _count_time_outs()
     _installed = True
+
+
+# --------------------------------------------------------------------------
+# One job's analysis, inside the worker: one ConditionResult per condition.
+
+
+def check_job(
+    policy: str,
+    unit: str,
+    paths: int,
+    per_path_timeout: float,
+    planted: bool,
+    stop_at_first: bool,
+    cap: float | None = None,
+) -> Iterator[ConditionResult]:
+    """Analyse each postcondition of the job's target (preconditions assumed), in order,
+    each with a budget of ``paths`` paths and a CPU cap of ``cap`` seconds (default
+    ``cap_seconds(paths)``). O(conditions * paths)."""
+    from crosshair.options import AnalysisKind, AnalysisOptionSet
+
+    target, expect = _configure(policy, unit, planted)
+    options = AnalysisOptionSet(
+        analysis_kind=[AnalysisKind.icontract],
+        max_iterations=paths,
+        per_condition_timeout=cap_seconds(paths) if cap is None else cap,
+        per_path_timeout=per_path_timeout,
+        # 0: never stop early for lack of new branches; the budget alone decides.
+        max_uninteresting_iterations=0,
+    )
+    for (condition, check), checkable in _checkables(target, options, policy, expect):
+        result = _analyse(checkable, paths)
+        yield ConditionResult(policy, unit, target, condition, check, **result)
+        if stop_at_first and result["outcome"] == "counterexample":
+            return
+
+
+def _configure(policy: str, unit: str, planted: bool) -> tuple[str, frozenset[str] | None]:
+    """Point the plugin's factory at the job; its target, and (planted) the conditions
+    the bug is expected to break (None: every condition). O(1)."""
+    from .planted import by_name
+
+    if planted:
+        bug = by_name(unit)
+        configure(policy, bug)
+        return bug.target, bug.expected(policy)
+    if unit not in TRANSITIONS:
+        raise ValueError(f"not a transition: {unit!r}")
+    configure(policy)
+    return f"embedding_cache.transitions.{unit}", None
+
+
+def _checkables(
+    target: str, options: Any, policy: str, expect: frozenset[str] | None
+) -> list[tuple[tuple[str, str], Any]]:
+    """The target's conditions as CrossHair checks them, each with its (name, function
+    name); with ``expect``, only those it names. O(conditions)."""
+    from crosshair.core import ConditionCheckable
+    from crosshair.core_and_libs import analyze_function
+    from crosshair.fnutil import load_by_qualname
+
+    found = analyze_function(load_by_qualname(target), options)
+    checkables = [c for c in found if isinstance(c, ConditionCheckable)]
+    if not checkables or len(checkables) != len(found):
+        # None: no contract registered; another kind: CrossHair could not parse one.
+        raise RuntimeError(f"{target}: CrossHair found no checkable contract: {found}")
+    named = [(_condition_names(c, policy), c) for c in checkables]
+    if expect is not None:
+        # Only the conditions the bug is expected to break: a miss costs each one's
+        # whole budget, and a counterexample to another would not be the expected catch.
+        named = [nc for nc in named if nc[0][0] in expect]
+        if not named:
+            raise RuntimeError(f"{target} has no condition named {sorted(expect)}")
+    return named
+
+
+def _analyse(checkable: Any, paths: int) -> dict[str, Any]:
+    """What ``ConditionCheckable.analyze`` does, keeping what the report needs: the
+    outcome, the paths confirmed and started, CPU seconds, time-outs. O(paths)."""
+    from collections import Counter
+    from time import process_time
+
+    from crosshair.condition_parser import condition_parser
+    from crosshair.core import analyze_calltree
+
+    opts = checkable.options
+    opts.stats = Counter()  # CrossHair counts paths started ("num_paths") into it
+    timed_out = time_outs()
+    begin = process_time()
+    opts.deadline = begin + opts.per_condition_timeout
+    with condition_parser(opts.analysis_kind):
+        analysis = analyze_calltree(opts, checkable.conditions)
+    seconds = process_time() - begin
+    started = opts.stats["num_paths"]
+    capped = started < paths and not opts.stats["exhaustion"]  # nor refuted: see _outcome
+    outcome, message = _outcome(analysis, capped)
+    return {
+        "outcome": outcome,
+        "paths": analysis.num_confirmed_paths,
+        "seconds": round(seconds, 3),
+        "message": message,
+        "iterations": started,
+        "time_outs": time_outs() - timed_out,
+    }
+
+
+def _outcome(analysis: Any, capped: bool) -> tuple[Outcome, str]:
+    """The outcome of one condition's analysis and its message; ``capped``: the search
+    stopped at its CPU cap (before its budget, with paths left). O(messages)."""
+    from crosshair.statespace import MessageType, VerificationStatus
+
+    problems = [m for m in analysis.messages if m.state > MessageType.PRE_UNSAT]
+    if problems:
+        error = any(m.state == MessageType.SYNTAX_ERR for m in problems)
+        return ("error" if error else "counterexample"), problems[0].message
+    confirmed = analysis.verification_status is VerificationStatus.CONFIRMED
+    if capped and not confirmed:
+        # Inconclusive, "vacuous" included: CrossHair says so of a search stopped
+        # before any path got past the preconditions.
+        return "gave_up", ""
+    if any(m.state == MessageType.PRE_UNSAT for m in analysis.messages):
+        return "vacuous", ""
+    return ("confirmed" if confirmed else "unrefuted"), ""
+
+
+def _condition_names(checkable: Any, policy: str) -> tuple[str, str]:
+    """(name, function name) of the icontract condition a checkable analyses; a
+    policy order condition is named after ``policy``'s order property."""
+    from embedding_cache.policies import EVICTION_POLICIES
+
+    # CrossHair's icontract parser evaluates each postcondition through
+    # functools.partial(post_eval, <icontract Contract>, ...).
+    evaluate = checkable.conditions.post[0].evaluate
+    for arg in getattr(evaluate, "args", ()):
+        condition = getattr(arg, "condition", None)
+        if condition is not None:
+            name = getattr(condition, "__name__", "<lambda>")
+            description = str(getattr(arg, "description", None) or name)
+            if getattr(arg, "error", None) is not None:  # contracts._order_post
+                description = EVICTION_POLICIES[policy].order_property
+            return (description, name)
+    return ("<unnamed>", "<unknown>")
