@@ -46,8 +46,6 @@ from typing import IO, Any, Literal
 
 #: The transitions CrossHair checks (every function in ``transitions`` with a contract).
 TRANSITIONS: tuple[str, ...] = ("alloc", "pin_if_ready", "unpin", "pin", "mark_ready", "discard")
-#: Their dotted names.
-CLEAN_TARGETS: tuple[str, ...] = tuple(f"embedding_cache.transitions.{t}" for t in TRANSITIONS)
 
 # Budgets are counted in paths (CrossHair's iterations, ``max_iterations``), not in
 # seconds: CrossHair's search is seeded (its path chooser and Z3 both use fixed

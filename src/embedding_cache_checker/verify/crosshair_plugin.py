@@ -393,7 +393,6 @@ def _analyse(checkable: Any, paths: int) -> dict[str, Any]:
     opts.stats = Counter()  # CrossHair counts paths started ("num_paths") into it
     timed_out = time_outs()
     begin = process_time()
-    opts.deadline = begin + opts.per_condition_timeout
     with condition_parser(opts.analysis_kind):
         analysis = analyze_calltree(opts, checkable.conditions)
     seconds = process_time() - begin
