@@ -223,7 +223,7 @@ def test_s3fifo_state_is_read_like_the_code() -> None:
     s = _run(CacheState(3, S3FifoPolicy(3)), [*_CALLS, ("alloc", "k3", 3)])
     # k1 was used, so S's head k1 moved to M; k2 (unused) was evicted into the ghost;
     # then M's k1 (counter cleared on promotion) was evicted.
-    assert s.policy.abstract()["ghost"] == (("k2", 2),)
+    assert s.checks.abstract()["ghost"] == (("k2", 2),)
     spec = parse_state(
         "/\\ entries = (k3 :> [blocks |-> {0, 1, 2}, pins |-> -1])\n"
         "/\\ free = {}\n/\\ evictable = 0\n"

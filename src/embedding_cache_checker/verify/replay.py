@@ -137,7 +137,7 @@ def check_constants(policy: EvictionPolicy, constants: Mapping[str, object]) -> 
 def policy_variables(policy: PolicyFactory, num_blocks: int) -> tuple[str, ...]:
     """The variables the code's policy is compared on: the names its ``abstract()`` gives.
     O(1) (an empty policy)."""
-    return tuple(sorted(make_policy(policy, num_blocks).abstract()))
+    return tuple(sorted(make_policy(policy, num_blocks).checks().abstract()))
 
 
 @dataclass
@@ -173,7 +173,7 @@ def clone(s: CacheState) -> CacheState:
 
 
 def spec_value(value: TlaValue) -> Any:
-    """A TLA+ value as the code's ``policy.abstract()`` writes it (before ``policy_view``).
+    """A TLA+ value as the code's ``PolicyChecks.abstract()`` writes it (before ``policy_view``).
 
     Functions and records become dicts, sequences tuples, model values str;
     the empty function ``<<>>`` stays an empty tuple, which ``policy_view``

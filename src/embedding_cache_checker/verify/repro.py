@@ -32,6 +32,7 @@ from typing import NamedTuple
 from embedding_cache import invariants
 from embedding_cache.cache import EmbeddingCache
 from embedding_cache.policies import EVICTION_POLICIES
+from embedding_cache.verification import state_of
 
 from ..abstraction import AbstractState, abstract_state
 from ..text_table import render_table as table
@@ -197,7 +198,7 @@ def code_state(cache: EmbeddingCache) -> SpecState:
     """The cache's state as the counterexample's are written: the abstract state, with
     held as the cache's own ``has_held_entries()`` answers, and the evictable counter.
     O(entries + the policy's abstract)."""
-    s = cache._state
+    s = state_of(cache)
     return SpecState(abstract_state(s)._replace(held=cache.has_held_entries()), s.evictable_blocks)
 
 
@@ -217,9 +218,9 @@ def difference(code: SpecState, spec: SpecState) -> str:
 def checks_after(cache: EmbeddingCache, step: CodeStep) -> list[tuple[str, str]]:
     """(name, detail) of every invariant and step property broken after ``step``, the first
     detail per name. O(N + entries + the policy's abstract)."""
-    s = cache._state
+    s = state_of(cache)
     found = dict(invariants.violations(s))
-    held = any(e._pin_count != 0 for e in s.entries.values())
+    held = any(e.pin_count != 0 for e in s.entries.values())
     answer = cache.has_held_entries()
     if answer != held:
         found.setdefault("HeldEntriesInv", f"has_held_entries() is {answer}, some-held is {held}")
@@ -239,7 +240,7 @@ def replay(case: Counterexample, bug: str | None = None) -> ReplayReport:
     checking everything after each step and comparing with the spec's states.
     O(steps * (N + entries + the policy's abstract))."""
     cache, code = code_under_test(case, bug)
-    s = cache._state
+    s = state_of(cache)
     start = difference(code_state(cache), case.initial)
     reports = []
     for number, step in enumerate(case.steps, start=1):

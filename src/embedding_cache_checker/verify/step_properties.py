@@ -68,7 +68,7 @@ def _blocks(s: CacheState, key: str) -> tuple[int, ...]:
 def _evictable(s: CacheState) -> dict[str, int]:
     """E: the ready, unpinned live keys -> their block counts (from the entries, not the
     policy or the counter). O(entries)."""
-    return {k: len(e.block_ids) for k, e in s.entries.items() if e._pin_count == 0}
+    return {k: len(e.block_ids) for k, e in s.entries.items() if e.pin_count == 0}
 
 
 def evicted(step: CodeStep) -> tuple[str, ...]:
@@ -83,10 +83,10 @@ def observed(s: CacheState) -> tuple[Any, ...]:
     """Everything a step may change: entries (pins, block ids), the free ids, the
     evictable-block counter and the policy's variables. O(N + entries + the policy)."""
     return (
-        tuple(sorted((k, e._pin_count, e.block_ids) for k, e in s.entries.items())),
+        tuple(sorted((k, e.pin_count, e.block_ids) for k, e in s.entries.items())),
         tuple(sorted(s.free)),
         s.evictable_blocks,
-        policy_view(s.policy.abstract()),
+        policy_view(s.checks.abstract()),
     )
 
 
@@ -140,13 +140,13 @@ def held_blocks_stable(step: CodeStep) -> str | None:
     pinned one stays live, and no other entry is handed any of its blocks."""
     before, after = step.before, step.after
     for key, entry in before.entries.items():
-        if entry._pin_count == 0:
+        if entry.pin_count == 0:
             continue
         ids = set(entry.block_ids)
         if key in after.entries and _blocks(after, key) != entry.block_ids:
             return f"held {key!r} went from blocks {entry.block_ids} to {_blocks(after, key)}"
-        if entry._pin_count > 0 and key not in after.entries:
-            return f"pinned {key!r} ({entry._pin_count} pins) is gone"
+        if entry.pin_count > 0 and key not in after.entries:
+            return f"pinned {key!r} ({entry.pin_count} pins) is gone"
         for other in after.entries:
             if other != key and ids & set(_blocks(after, other)):
                 return f"{other!r} was handed blocks of held {key!r}"
@@ -174,18 +174,18 @@ def order_kept(step: CodeStep) -> str | None:
         free = len(before.free)
         if free + sum(_evictable(before).values()) < step.n:
             return None  # AllocFailsOnlyWhenShortProp's to report: the rule has no victims
-        plan = before.policy.plan_victims(free, step.n, lambda k: len(_blocks(before, k)))
+        plan = before.checks.plan_victims(free, step.n, lambda k: len(_blocks(before, k)))
         victims = evicted(step)
         if set(victims) != set(plan.victims):
             return f"evicted {list(victims)}; the {before.policy.name} rule evicts {plan.victims}"
-        if not after.policy.plan_holds(plan):
+        if not after.checks.plan_holds(plan):
             return f"after evicting {list(victims)} the policy disagrees with its rule"
         return None
     if step.op in ("mark_ready", "unpin") and step.error is None:
-        was = before.entries[step.key]._pin_count
-        now = after.entries[step.key]._pin_count
+        was = before.entries[step.key].pin_count
+        now = after.entries[step.key].pin_count
         if was != 0 and now == 0:
-            problem = after.policy.joined_ok(step.key, len(before.policy))
+            problem = after.checks.joined_ok(step.key, len(before.policy))
             if problem is not None:
                 return f"{step.key!r} joined the evictable set wrongly: {problem}"
     return None
@@ -195,7 +195,7 @@ def gdsf_clock(step: CodeStep) -> str | None:
     """GdsfClockInv (gdsf): the clock is the priority of the last victim. Stated on the step
     (the code keeps no ghost of the last victim): an alloc that evicts raises the clock to
     the highest victim priority (victims leave lowest first); nothing else moves it."""
-    was, now = step.before.policy.abstract(), step.after.policy.abstract()
+    was, now = step.before.checks.abstract(), step.after.checks.abstract()
     victims = evicted(step)
     want = max((was["prio"][v] for v in victims), default=was["clock"])
     if now["clock"] != want:

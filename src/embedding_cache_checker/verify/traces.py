@@ -94,7 +94,8 @@ def tla_value(value: Any, function: bool = False) -> str:
 
 def function_variables(policy: EvictionPolicy) -> frozenset[str]:
     """The policy variables that are functions (dicts in ``abstract()``), not sequences."""
-    return frozenset(name for name, v in policy.abstract().items() if isinstance(v, Mapping))
+    variables = policy.checks().abstract()
+    return frozenset(name for name, v in variables.items() if isinstance(v, Mapping))
 
 
 def _tla_post(post: AbstractState, functions: frozenset[str]) -> str:
