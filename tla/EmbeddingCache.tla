@@ -10,7 +10,7 @@
 (*                   ready+unpinned   -> absent (evicted inside Alloc)     *)
 (*                                                                         *)
 (* E, the evictable set, is the set of ready+unpinned live entries.  The  *)
-(* core has NO eviction order: Alloc(k, n, V, S) may evict any set V of   *)
+(* core has NO eviction order: Alloc(k, n) may evict any set V of          *)
 (* evictable entries that is enough and not more than needed.  Each       *)
 (* eviction policy (EmbeddingCacheFifo, EmbeddingCacheGdsf,                *)
 (* EmbeddingCacheS3Fifo) adds one variable, policy, and picks V through   *)
@@ -179,18 +179,11 @@ AllocStep(k, n, V, S) ==
            /\ evictable' = evictable - sizeV
     /\ lastOp' = [op |-> "Alloc", key |-> k, n |-> n]
 
-\* The core's alloc: any victims the core allows.  (lastOp' first: when TLC
-\* checks a step against this action, other k, n fail fast.)
-Alloc(k, n, V, S) ==
-    /\ lastOp' = [op |-> "Alloc", key |-> k, n |-> n]
-    /\ k \notin Live
-    /\ VictimsOK(n, V)
-    /\ AllocStep(k, n, V, S)
-
-\* Alloc for some victims and blocks (the form Next uses: when TLC checks a
-\* step against the core spec, as in the refinement models, the victims
-\* and blocks are only enumerated for the step's own k and n).
-AllocAny(k, n) ==
+\* The core's alloc: any victims the core allows, any blocks (the form Next
+\* uses; lastOp' first: when TLC checks a step against the core spec, as in
+\* the refinement models, other k, n fail fast, and the victims and blocks
+\* are only enumerated for the step's own k and n).
+Alloc(k, n) ==
     /\ lastOp' = [op |-> "Alloc", key |-> k, n |-> n]
     /\ k \notin Live
     /\ \E V \in SUBSET Evictable :
@@ -260,7 +253,7 @@ Discard(k) ==
     /\ lastOp' = [op |-> "Discard", key |-> k, n |-> 0]
 
 Next ==
-    \/ \E k \in Keys, n \in 0 .. N : AllocAny(k, n)
+    \/ \E k \in Keys, n \in 0 .. N : Alloc(k, n)
     \/ \E k \in Keys, n \in 0 .. N : AllocFail(k, n)
     \/ \E k \in Keys : MarkReady(k)
     \/ \E k \in Keys : Pin(k)

@@ -50,7 +50,7 @@ SaverStart(k) ==
 \* The saver's alloc succeeds.
 SaverAlloc(k) ==
     /\ saver[k] = "allocating"
-    /\ CacheAllocAny(k, Need[k])
+    /\ CacheAlloc(k, Need[k])
     /\ saver' = [saver EXCEPT ![k] = "writing"]
     /\ UNCHANGED holding
 

@@ -62,16 +62,9 @@ Evict(n) == EvictLoop(policy, n, {}, Sizes)
 
 CacheInit == Init /\ policy = PInit
 
-\* alloc(k, n) taking blocks S (evict, then admit k).
-CacheAlloc(k, n, S) ==
-    /\ k \notin Live
-    /\ CanAlloc(n)
-    /\ LET ev == Evict(n)
-       IN  /\ AllocStep(k, n, ev.victims, S)
-           /\ policy' = Admit(ev.p, k, n)
-
-\* The same, for any blocks S: the eviction is computed once for all S.
-CacheAllocAny(k, n) ==
+\* alloc(k, n): evict the policy's victims, take any blocks S, admit k (the
+\* eviction is computed once for all S).
+CacheAlloc(k, n) ==
     /\ k \notin Live
     /\ CanAlloc(n)
     /\ LET ev == Evict(n)
@@ -100,7 +93,7 @@ CacheUnpin(k) ==
 CacheDiscard(k) == Discard(k) /\ policy' = Forget(policy, k)
 
 CacheNext ==
-    \/ \E k \in Keys, n \in 0 .. N : CacheAllocAny(k, n)
+    \/ \E k \in Keys, n \in 0 .. N : CacheAlloc(k, n)
     \/ \E k \in Keys, n \in 0 .. N : CacheAllocFail(k, n)
     \/ \E k \in Keys : CacheMarkReady(k)
     \/ \E k \in Keys : CachePin(k)

@@ -60,8 +60,9 @@ ExpectedError(t) ==
 \* One recorded step as a spec step.
 StepMatches(t) ==
     CASE t.result \in {"ok", "entry", "not-ready-entry", "none"} ->
-            CASE t.op = "alloc" /\ t.result = "not-ready-entry" ->
-                     CacheAlloc(t.key, t.n, t.blocks)   \* a new entry starts not-ready
+            CASE t.op = "alloc" /\ t.result = "not-ready-entry" ->   \* starts not-ready
+                     /\ CacheAlloc(t.key, t.n)
+                     /\ entries'[t.key].blocks = t.blocks   \* the blocks the code took
               [] t.op = "alloc" /\ t.result = "none" -> CacheAllocFail(t.key, t.n)
               [] t.op = "mark_ready" /\ t.result = "ok" -> CacheMarkReady(t.key)
               [] t.op = "pin" /\ t.result = "ok"        -> CachePin(t.key)

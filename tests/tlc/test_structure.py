@@ -44,7 +44,6 @@ GLUE_NAMES = (
     "Evict",
     "CacheInit",
     "CacheAlloc",
-    "CacheAllocAny",
     "CacheAllocFail",
     "CacheMarkReady",
     "Use",
@@ -168,3 +167,38 @@ def test_glue_declares_the_hooks() -> None:
     declared = re.search(r"^CONSTANTS\s+(.*?)\n\n", text, re.MULTILINE | re.DOTALL)
     assert declared is not None
     assert set(re.findall(r"(\w+)(?:\([_, ]*\))?", declared.group(1))) == set(HOOKS)
+
+
+#: The alloc operators and the one module defining each: the core's step with its
+#: victims and blocks given, the core's alloc (any victims it allows), the glue's
+#: alloc (the policy's victims); each with its fail-fast twin.
+ALLOC_HOMES = {
+    "AllocStep": "EmbeddingCache.tla",
+    "Alloc": "EmbeddingCache.tla",
+    "AllocFail": "EmbeddingCache.tla",
+    "CacheAlloc": GLUE,
+    "CacheAllocFail": GLUE,
+}
+#: An alloc action's name: Alloc or CacheAlloc, then an optional CamelCase word.
+_ALLOC_NAME = re.compile(r"^(Cache)?Alloc([A-Z][a-z]+)?$")
+
+
+def alloc_operators(texts: dict[str, str]) -> dict[str, set[str]]:
+    """Each alloc operator's defining modules (bug variants, named ``<Op><Bug>``
+    with two words or more, and properties are not alloc operators). O(total size)."""
+    found: defaultdict[str, set[str]] = defaultdict(set)
+    for file, text in texts.items():
+        for name, _ in definitions(text):
+            if _ALLOC_NAME.match(name) and not name.endswith(("Prop", "Condition")):
+                found[name].add(file)
+    return dict(found)
+
+
+def test_alloc_operators_are_the_three_levels() -> None:
+    assert alloc_operators(modules(TLA_DIR)) == {n: {m} for n, m in ALLOC_HOMES.items()}
+
+
+def test_alloc_operator_check_catches_a_fourth() -> None:
+    texts = modules(TLA_DIR)
+    texts[GLUE] += "\nCacheAllocAny(k, n) == CacheAlloc(k, n)\n"
+    assert "CacheAllocAny" in alloc_operators(texts)
