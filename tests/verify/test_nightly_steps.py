@@ -15,10 +15,10 @@ import pytest
 from embedding_cache_checker.tlc.config import read_config
 from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
 from embedding_cache_checker.tlc.simulate import (
-    POLICY_BASES,
     PRODUCTION,
     SimulationResult,
     is_simulated_bug,
+    policy_bases,
 )
 from embedding_cache_checker.verify.config_override import assign_constants, overridden_tla_dir
 from embedding_cache_checker.verify.main_job import (
@@ -119,7 +119,7 @@ def test_each_policy_simulates_its_main_model_and_the_bugs_of_its_own() -> None:
     models = load_manifest(find_tla_dir())
     sims = policy_simulations(models, ["fifo", "s3fifo"])
     assert sorted(s.base.name for s in sims) == sorted(
-        [POLICY_BASES["fifo"], POLICY_BASES["s3fifo"]]
+        [policy_bases(models)["fifo"], policy_bases(models)["s3fifo"]]
     )
     bugs = [m for m in models if m.name in bug_model_names(models, ["gdsf"])]
     assert bugs and all(is_simulated_bug(m) for m in bugs)

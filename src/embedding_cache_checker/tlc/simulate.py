@@ -36,7 +36,7 @@ from typing import Any
 from . import patterns
 from .config import read_config
 from .jar import locate_jar, locate_java
-from .manifest import PASS, Model, find_tla_dir, load_manifest, main_models
+from .manifest import PASS, Model, main_models
 from .output import TlcOutput, parse_output
 from .process import LineSink, TlcCommand, TlcProcess, check_command, command_line
 from .runner import judge
@@ -52,15 +52,6 @@ def policy_bases(models: list[Model]) -> dict[str, str]:
     whose config (all invariants and properties, the ghost variables for the order
     property) is scaled up. O(models)."""
     return {policy: model.name for policy, model in main_models(models).items()}
-
-
-def __getattr__(name: str) -> dict[str, str]:
-    """``POLICY_BASES``: :func:`policy_bases` of the repository's manifest, for the
-    callers that predate it (transitional: they should pass the models they loaded
-    to :func:`policy_bases`). O(manifest size) per access."""
-    if name == "POLICY_BASES":
-        return policy_bases(load_manifest(find_tla_dir()))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

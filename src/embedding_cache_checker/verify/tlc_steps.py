@@ -4,7 +4,7 @@ Both reuse the ``tlc`` package's public runners (``simulate.run_simulation``,
 ``distributed.run_distributed``, ``runner.run_model``); this module only chooses
 what to run and records it in one shape the main job's report reads.
 
-* simulation: each policy's main model (``simulate.POLICY_BASES``) scaled to
+* simulation: each policy's main model (``simulate.policy_bases``: tag ``main``) scaled to
   production shape, and, when asked, every simulated bug model
   (``simulate.simulate_bug_models``) of the core or of a chosen policy (the
   bug must be found: ``ok`` is the base model's expectation).
@@ -35,7 +35,8 @@ Progress = Callable[[str], None]
 def policy_simulations(models: list[Model], policies: Iterable[str]) -> list[SimulationModel]:
     """The simulation of each policy's main model, for the chosen policies. O(models)."""
     chosen = set(policies)
-    bases = {simulate.POLICY_BASES[p] for p in chosen if p in simulate.POLICY_BASES}
+    main = simulate.policy_bases(models)
+    bases = {main[p] for p in chosen if p in main}
     return [s for s in simulate.simulation_models(models) if s.base.name in bases]
 
 
