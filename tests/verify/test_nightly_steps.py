@@ -2,7 +2,7 @@
 the pytest step's counts, and which models the simulation and distributed steps pick.
 
 The steps' long runs (minutes to an hour) are not run here; the figures of a
-nightly run are in the README.
+nightly run are in docs/MEASURED.md.
 """
 
 from __future__ import annotations
