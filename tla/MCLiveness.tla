@@ -1,13 +1,30 @@
 ----------------------------- MODULE MCLiveness -----------------------------
 (***************************************************************************)
-(* Liveness model: 3 keys whose saves need 3, 1 and 2 blocks of a 3-block  *)
-(* pool, two readers (pin depth 2), all fairness assumptions.  No          *)
-(* symmetry and no view: TLC's liveness checking is unsound with either.   *)
+(* Root of the liveness models (EmbeddingCacheCallers, fifo), one config   *)
+(* each: the all-fairness model, and the models that drop one assumption   *)
+(* (a bug spec below) or the quiescence condition (NoCondition) and must   *)
+(* violate one property (tla/models.json). No symmetry and no view: TLC's  *)
+(* liveness checking is unsound with either.                               *)
 (***************************************************************************)
 EXTENDS EmbeddingCacheCallers, TLC
 
-CONSTANTS k1, k2, k3   \* model values for the keys
+CONSTANTS k1, k2, k3   \* model values for the keys (a config may leave k3 out of Keys)
 
-\* The save sizes: k1 needs the whole pool.
-MCNeed == (k1 :> 3) @@ (k2 :> 1) @@ (k3 :> 2)
+\* The save sizes: k1 needs the whole pool (3 blocks), k2 one block, k3 two.
+MCNeed == [k \in Keys |-> IF k = k1 THEN 3 ELSE IF k = k2 THEN 1 ELSE 2]
+
+\* All fairness but SaverFinishFairness.
+NoSaverFairnessSpec == CallersSafety /\ SaverRetryFairness /\ AllocStrongFairness
+                                    /\ ReaderFairness
+
+\* All fairness but ReaderFairness.
+NoReaderFairnessSpec == CallersSafety /\ SaverRetryFairness /\ AllocStrongFairness
+                                     /\ SaverFinishFairness
+
+\* Weak instead of strong fairness of the successful alloc.
+WeakAllocSpec == CallersSafety /\ SaverRetryFairness /\ AllocWeakFairness
+                              /\ SaverFinishFairness /\ ReaderFairness
+
+\* Drop the quiescence condition of AllocEventuallySucceedsProp.
+NoCondition == TRUE
 =============================================================================

@@ -1,10 +1,11 @@
 ---------------------------- MODULE MCReplayGdsf ----------------------------
 (***************************************************************************)
-(* Replay input for the gdsf policy: 3 keys, 3 blocks, pin depth 2, no   *)
-(* view, cut at ReplayDepth, Alloc taking the lowest n ids of its pool    *)
-(* (EmbeddingCacheReplay), lastOp recording each step.  Its states show  *)
-(* the policy's variables as the fields of the record variable policy    *)
-(* (tla/README.md, "For the conformance checks").  Not a proof model.    *)
+(* Root of the replay inputs of the gdsf policy: no view or                *)
+(* symmetry, cut at ReplayDepth, an Alloc taking the lowest n ids of its   *)
+(* pool (the cuts: EmbeddingCacheReplay), lastOp recording each step, so   *)
+(* that the exact state graph can be dumped and every edge replayed on the *)
+(* Python code (verify/replay.py). Not proof models. One config per replay *)
+(* model (tla/models.json, replay_models).                                 *)
 (***************************************************************************)
 EXTENDS EmbeddingCacheGdsf
 

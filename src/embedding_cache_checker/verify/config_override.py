@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from .graph_dump import model_files
+
 #: One constant assignment of a TLC config (``Name = value``; an override ``<-`` is not one).
 _ASSIGNMENT = re.compile(r"^(?P<indent>\s*)(?P<name>\w+)\s*=\s*(?P<value>.+?)\s*$")
 
@@ -46,16 +48,17 @@ def assign_constants(text: str, values: Mapping[str, str]) -> str:
 
 @contextmanager
 def overridden_tla_dir(tla_dir: Path, model: str, values: Mapping[str, str]) -> Iterator[Path]:
-    """A temporary copy of ``tla_dir`` whose ``<model>.cfg`` assigns ``values``; removed
-    on exit. O(size of tla_dir).
+    """A temporary copy of ``tla_dir`` whose config of ``model`` (its manifest entry's
+    ``config``: ``graph_dump.model_files``) assigns ``values``; removed on exit.
+    O(size of tla_dir).
 
     Raises:
         ValueError: the model's config does not assign one of ``values``.
     """
-    config = tla_dir / f"{model}.cfg"
-    text = assign_constants(config.read_text(encoding="utf-8"), values)
+    config_file = model_files(tla_dir, model)[1]
+    text = assign_constants((tla_dir / config_file).read_text(encoding="utf-8"), values)
     with tempfile.TemporaryDirectory(prefix=f"tla-{model}-") as tmp:
         copy = Path(tmp) / "tla"
         shutil.copytree(tla_dir, copy, ignore=shutil.ignore_patterns("states", "*.dot"))
-        (copy / config.name).write_text(text, encoding="utf-8")
+        (copy / config_file).write_text(text, encoding="utf-8")
         yield copy

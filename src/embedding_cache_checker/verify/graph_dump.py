@@ -1,6 +1,9 @@
 """Run TLC on a model to dump its state graph (``-dump dot,actionlabels``).
 
-TLC is started by ``tlc.runner.run_tlc``, the package's one launcher. The
+TLC is started through ``tlc.runner.run_tlc`` by the package's one launcher,
+``tlc.process.TlcProcess``. The model's root module and config are its
+manifest entry's ``spec`` and ``config`` (paths inside tla/, under ``models``
+or ``replay_models``; ``<model>.tla`` and ``<model>.cfg`` when absent). The
 model's eviction policy (and its parameters) come from its manifest entry's
 ``policy`` / ``policy_params`` fields (tla/models.json, under ``models`` or
 ``replay_models``; the parameters are the policy module's TLA+ constants); a
@@ -55,6 +58,13 @@ def manifest_entry(tla_dir: Path, model: str) -> dict[str, Any]:
     return {}
 
 
+def model_files(tla_dir: Path, model: str) -> tuple[str, str]:
+    """(root module, config) of ``model``, paths relative to ``tla_dir``: its manifest
+    entry's ``spec`` and ``config``, else ``<model>.tla`` and ``<model>.cfg``. O(models)."""
+    entry = manifest_entry(tla_dir, model)
+    return str(entry.get("spec") or f"{model}.tla"), str(entry.get("config") or f"{model}.cfg")
+
+
 def model_policy(tla_dir: Path, model: str) -> tuple[str, dict[str, int]]:
     """(policy name, its TLA+ constants) of ``model``, from its manifest entry
     (``policy``, ``policy_params``: e.g. ``{"Scale": 2, "MaxFreq": 2}``)."""
@@ -66,18 +76,20 @@ def model_policy(tla_dir: Path, model: str) -> tuple[str, dict[str, int]]:
 def dump_state_graph(
     tla_dir: Path, model: str, workers: int = 2, timeout: float = 600.0
 ) -> DumpedModel:
-    """Check ``model`` (``tla/<model>.tla`` + ``.cfg``) with TLC and parse its state graph.
+    """Check ``model`` (its root module and config: :func:`model_files`) with TLC and
+    parse its state graph.
 
     O(states + edges) after TLC. Raises RuntimeError when TLC does not finish
     cleanly (a model used for replay must pass: its graph is only complete then).
     """
-    config = read_config(tla_dir / f"{model}.cfg")
+    spec, config_file = model_files(tla_dir, model)
+    config = read_config(tla_dir / config_file)
     policy, params = model_policy(tla_dir, model)
     with tempfile.TemporaryDirectory(prefix=f"dump-{model}-") as tmp:
         dot = Path(tmp) / "graph.dot"
         run = run_tlc(
-            f"{model}.tla",
-            f"{model}.cfg",
+            spec,
+            config_file,
             tla_dir,
             workers=workers,
             dump=dot,
