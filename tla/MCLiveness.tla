@@ -25,6 +25,7 @@ NoReaderFairnessSpec == CallersSafety /\ SaverRetryFairness /\ AllocStrongFairne
 WeakAllocSpec == CallersSafety /\ SaverRetryFairness /\ AllocWeakFairness
                               /\ SaverFinishFairness /\ ReaderFairness
 
-\* Drop the quiescence condition of AllocEventuallySucceedsProp.
+\* For AllocCondition <- NoCondition: the retried alloc without its quiescence
+\* condition (EmbeddingCacheCallers, AllocCondition).
 NoCondition == TRUE
 =============================================================================

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from embedding_cache_checker.tlc.config import parse_config
 from embedding_cache_checker.tlc.manifest import (
     PASS,
     ManifestError,
+    Model,
     find_tla_dir,
     load_manifest,
     select_models,
@@ -120,3 +122,38 @@ def test_big_models_stay_out_of_the_default_run_and_of_policy_selection() -> Non
     assert {m.name for m in select_models(models, ["big"])} == big
     name = sorted(big)[0]
     assert [m.name for m in select_models(models, [name])] == [name]
+
+
+def _comments(text: str) -> str:
+    """The comment text of a TLA+ module or config (``\\*`` lines and ``(* *)`` boxes)."""
+    lines = [line.split("\\*", 1)[1] for line in text.splitlines() if "\\*" in line]
+    boxes = re.findall(r"\(\*(.*?)\*\)", text, re.DOTALL)
+    return " ".join(" ".join([*lines, *boxes]).replace("*", " ").split())
+
+
+def restated(model: Model, tla_dir: Path) -> list[str]:
+    """The files of a bug model (its config, its root module) whose comments restate
+    its defect or its expected violation: each is stated once, in the manifest.
+    O(size of the two files)."""
+    defect = " ".join(model.defect.split())
+    return [
+        file
+        for file in (model.config, model.spec)
+        if defect in (comments := _comments((tla_dir / file).read_text(encoding="utf-8")))
+        or model.expect in comments
+    ]
+
+
+def test_each_defect_is_stated_once_in_the_manifest() -> None:
+    tla_dir = find_tla_dir()
+    bugs = [m for m in load_manifest(tla_dir) if m.expect != PASS]
+    assert bugs and all(m.defect for m in bugs), [m.name for m in bugs if not m.defect]
+    assert {m.name: restated(m, tla_dir) for m in bugs} == {m.name: [] for m in bugs}
+
+
+def test_restated_defect_is_caught(tmp_path: Path) -> None:
+    tla_dir = find_tla_dir()
+    model = next(m for m in load_manifest(tla_dir) if m.defect)
+    (tmp_path / model.config).write_text(f"\\* Bug model: {model.defect}\n", encoding="utf-8")
+    (tmp_path / model.spec).write_text(f"(* {model.expect} must fail. *)\n", encoding="utf-8")
+    assert restated(model, tmp_path) == [model.config, model.spec]

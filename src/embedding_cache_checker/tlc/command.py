@@ -155,7 +155,7 @@ def run_command(args: argparse.Namespace) -> int:
         for m in models:
             print(
                 f"{m.name:32} {m.policy or '-':7} {m.expect:30} {m.budget_seconds:>6g} s  "
-                f"{m.description}"
+                f"{m.description}{f': {m.defect}' if m.defect else ''}"
             )
         return EXIT_OK
     try:

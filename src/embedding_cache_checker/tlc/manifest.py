@@ -31,12 +31,12 @@ class Model:
     """One model of the manifest: a root module, its config and expectation."""
 
     name: str
-    spec: str  # root module file, e.g. "MCSmoke.tla"
-    config: str  # TLC config file, e.g. "MCSmoke.cfg"
+    spec: str  # root module file inside tla/, e.g. "MCFifo.tla"
+    config: str  # TLC config file inside tla/, e.g. "MCSmoke.cfg"
     expect: str  # "pass", or the invariant/property TLC must report violated
     budget_seconds: float
     checks: str  # the spec module this model checks (for humans and JSON)
-    description: str
+    description: str  # the model's shape: policy, constants, reduction
     check_deadlock: bool
     tags: tuple[str, ...]
     policy: str | None = None  # eviction policy (EVICTION_POLICIES' name); None: the core
@@ -47,6 +47,9 @@ class Model:
     # How simulation runs it, when not at the production shape: keys, blocks,
     # max_pins, level, depth and why (``shapes.simulation_plan`` reads it).
     simulation: tuple[tuple[str, Any], ...] = ()
+    # A bug model's defect, in English: its one statement (the config holds only the
+    # override that plants it, the root module neither). Empty for other models.
+    defect: str = ""
 
 
 def find_tla_dir(override: str | None = None) -> Path:
@@ -94,6 +97,7 @@ def _model(raw: dict[str, Any]) -> Model:
             policy_params=tuple(sorted((raw.get("policy_params") or {}).items())),
             default_run=bool(raw.get("default_run", True)),
             simulation=tuple(sorted(_object(raw, "simulation").items())),
+            defect=str(raw.get("defect", "")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"bad manifest entry {raw!r}: {exc}") from exc

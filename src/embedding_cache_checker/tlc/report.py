@@ -93,6 +93,7 @@ def result_json(result: ModelResult) -> dict[str, Any]:
         "spec": result.model.spec,
         "config": result.model.config,
         "checks": result.model.checks,
+        "defect": result.model.defect,
         "budget_seconds": result.model.budget_seconds,
         "states_generated": out.states_generated,
         "outcome": str(out.outcome),
