@@ -31,15 +31,17 @@ import pytest
 from embedding_cache import EVICTION_POLICIES, errors, invariants, transitions
 from embedding_cache.state import CacheState
 from embedding_cache_checker.policies import PolicyAdapter, adapter, adapters
-from embedding_cache_checker.verify.crosshair_check import (
+from embedding_cache_checker.verify.crosshair_budget import (
     PER_CONDITION_SECONDS,
     PLANTED_PATHS,
     ConditionResult,
-    CrosshairResult,
     Outcome,
     cap_seconds,
-    clean_jobs,
     paths_for,
+)
+from embedding_cache_checker.verify.crosshair_check import (
+    CrosshairResult,
+    clean_jobs,
     planted_jobs,
     run_crosshair,
 )

@@ -16,7 +16,8 @@ from embedding_cache.policies import EVICTION_POLICIES
 from embedding_cache_checker.tlc.command import EXIT_SETUP
 from embedding_cache_checker.tlc.manifest import default_models, find_tla_dir, load_manifest
 from embedding_cache_checker.verify import command
-from embedding_cache_checker.verify.crosshair_check import ConditionResult, CrosshairResult
+from embedding_cache_checker.verify.crosshair_budget import ConditionResult
+from embedding_cache_checker.verify.crosshair_check import CrosshairResult
 from embedding_cache_checker.verify.lin import MUTANTS
 from embedding_cache_checker.verify.lin import report as lin_report
 from embedding_cache_checker.verify.main_job import (

@@ -16,7 +16,7 @@ from hypothesis import settings
 from embedding_cache_checker.tlc.command import EXIT_SETUP
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify import command
-from embedding_cache_checker.verify.crosshair_check import PER_CONDITION_SECONDS
+from embedding_cache_checker.verify.crosshair_budget import PER_CONDITION_SECONDS
 from embedding_cache_checker.verify.main_job import (
     CI_STEPS,
     EXTRA_STEPS,

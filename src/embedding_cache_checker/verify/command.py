@@ -23,7 +23,7 @@ from ..tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP  # one meaning for ev
 from ..tlc.jar import TlcSetupError
 from ..tlc.manifest import ManifestError, find_tla_dir
 from .compare import Comparison, compare
-from .crosshair_check import PER_CONDITION_SECONDS
+from .crosshair_budget import PER_CONDITION_SECONDS
 from .lin import format_report
 from .main_job import CI_STEPS, LINKS, STEPS, VerifyOptions, VerifyReport, run_verify
 from .plans import load_plans

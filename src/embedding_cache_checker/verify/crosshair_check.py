@@ -46,75 +46,21 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
-from typing import IO, Any, Literal
+from typing import IO, Any
 
-#: The transitions CrossHair checks (every function in ``transitions`` with a contract).
-TRANSITIONS: tuple[str, ...] = ("alloc", "pin_if_ready", "unpin", "pin", "mark_ready", "discard")
+from .crosshair_budget import (
+    PER_CONDITION_SECONDS,
+    PER_PATH_SECONDS,
+    PLANTED_PATHS,
+    TRANSITIONS,
+    ConditionResult,
+    paths_for,
+)
 
-# Budgets are counted in paths (CrossHair's iterations, ``max_iterations``), not in
-# seconds: CrossHair's search is seeded (its path chooser and Z3 both use fixed
-# seeds) and the worker fixes PYTHONHASHSEED, so the same budget explores the same
-# paths, and finds the same counterexamples, however loaded the machine is. Time
-# limits remain only as safety nets, each far above what the budget needs: a
-# condition that hits its CPU cap "gave up" (not "unrefuted", and for a planted
-# bug not "missed"), and a path or solver query abandoned for time is counted
-# (``time_outs``), since it is the one thing load could still change.
-
-#: Paths (iterations) one CPU second buys on an idle machine: the clean check's
-#: conditions completed 27 to 100+ paths in 1.5 CPU s each (18 to 70 a second; a
-#: loaded machine measured 10 to 13). Converts the seconds-sized knobs
-#: (``PER_CONDITION_SECONDS``, ``--crosshair-timeout``, the profiles') to paths.
-PATHS_PER_SECOND = 30
-#: The clean check's budget per condition, in idle CPU seconds: it runs
-#: ``paths_for(PER_CONDITION_SECONDS)`` = 45 paths (3 policies x 64 conditions).
-PER_CONDITION_SECONDS = 1.5
-#: Paths per condition for planted bugs: a miss costs the whole budget, so be generous
-#: (each job stops at its first counterexample). Measured over all 50 planted jobs at
-#: 1,500 paths: every one caught, at path 1 to 605 (the latest: GdsfEvictHighest 605,
-#: s3fifo's UnpinForgetsCount 456, S3FifoNeverPromotes 442), 362 CPU s in all.
-PLANTED_PATHS = 1200
-#: The CPU cap of a condition is this many times what its budget costs on an idle
-#: machine (``cap_seconds``): a safety net, never the budget.
-CAP_FACTOR = 10.0
-#: CPU seconds per execution path (a safety net too; Z3 gets half of it, wall-clock,
-#: per query): no path of a transition over a small state needs a hundredth of it.
-PER_PATH_SECONDS = 20.0
 #: Worker processes (the CI machine has 2 cores).
 DEFAULT_JOBS = 2
 #: The line a worker prints after each job.
 _END_OF_JOB = "--"
-
-
-def paths_for(seconds: float) -> int:
-    """The path budget that costs about ``seconds`` CPU seconds on an idle machine. O(1)."""
-    return max(1, round(seconds * PATHS_PER_SECOND))
-
-
-def cap_seconds(paths: int) -> float:
-    """The CPU cap of a condition with a budget of ``paths``. O(1)."""
-    return CAP_FACTOR * paths / PATHS_PER_SECOND
-
-
-Outcome = Literal["counterexample", "confirmed", "unrefuted", "gave_up", "vacuous", "error"]
-
-
-@dataclass(frozen=True)
-class ConditionResult:
-    """What CrossHair said about one condition of one job."""
-
-    policy: str  # the policy of the states CrossHair built
-    unit: str  # the transition (clean run) or the planted bug's name
-    target: str  # dotted name of the checked function
-    condition: str  # the condition's name (spec/NAMES.md): its icontract description
-    check: str  # the condition function's own name, e.g. "mark_ready_counts_blocks"
-    #: confirmed: all paths exhausted; unrefuted: the path budget spent, none found;
-    #: gave_up: the CPU cap reached first (the safety net; neither a pass nor a miss)
-    outcome: Outcome
-    paths: int  # execution paths CrossHair completed (confirmed)
-    seconds: float  # CPU seconds spent
-    message: str  # the counterexample or error, as CrossHair words it ("" otherwise)
-    iterations: int = 0  # paths started: what the budget counts
-    time_outs: int = 0  # paths or solver queries abandoned for time (0: load-independent)
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ from embedding_cache.state import CacheState
 
 from ..policies import adapter
 from ..policies.base import KEYS, MAX_BLOCKS, MAX_ENTRIES, MAX_PIN
-from .crosshair_check import TRANSITIONS, ConditionResult, Outcome, cap_seconds
+from .crosshair_budget import TRANSITIONS, ConditionResult, Outcome, cap_seconds
 from .planted import PlantedBug
 
 __all__ = [
