@@ -154,6 +154,8 @@ def test_each_defect_is_stated_once_in_the_manifest() -> None:
 def test_restated_defect_is_caught(tmp_path: Path) -> None:
     tla_dir = find_tla_dir()
     model = next(m for m in load_manifest(tla_dir) if m.defect)
+    for file in (model.config, model.spec):
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / model.config).write_text(f"\\* Bug model: {model.defect}\n", encoding="utf-8")
     (tmp_path / model.spec).write_text(f"(* {model.expect} must fail. *)\n", encoding="utf-8")
     assert restated(model, tmp_path) == [model.config, model.spec]

@@ -1,6 +1,6 @@
 """The TLA+ modules' structure: one home for every definition.
 
-Static checks on the text of ``tla/*.tla`` (no TLC needed): the glue between
+Static checks on the text of the modules under ``tla/`` (no TLC needed): the glue between
 the core and a policy lives only in ``EmbeddingCachePolicy.tla``, every policy
 module imports it, and no definition's text is copied between modules. Each
 check is shown to fail on a planted copy. O(total size of the modules).
@@ -104,7 +104,9 @@ def definitions(text: str) -> list[tuple[str, str]]:
 
 
 def modules(tla_dir: Path) -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(tla_dir.glob("*.tla"))}
+    """Every module under ``tla_dir`` (its subfolders too), by file name: names are
+    unique (``test_module_names_are_unique``). O(total size)."""
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(tla_dir.rglob("*.tla"))}
 
 
 def copies(texts: dict[str, str]) -> list[list[tuple[str, str]]]:
@@ -149,7 +151,7 @@ def test_every_registered_policy_has_one_module() -> None:
     modules = policy_modules(TLA_DIR)
     assert set(modules) == set(EVICTION_POLICIES)
     assert len(set(modules.values())) == len(modules)
-    assert all((TLA_DIR / module).is_file() for module in modules.values())
+    assert all(list(TLA_DIR.rglob(module)) for module in modules.values())
 
 
 @pytest.mark.parametrize("module", POLICY_MODULES)
@@ -202,3 +204,18 @@ def test_alloc_operator_check_catches_a_fourth() -> None:
     texts = modules(TLA_DIR)
     texts[GLUE] += "\nCacheAllocAny(k, n) == CacheAlloc(k, n)\n"
     assert "CacheAllocAny" in alloc_operators(texts)
+
+
+def test_module_names_are_unique() -> None:
+    # SANY finds a module by name along the launcher's search path (every folder
+    # under tla/): two files of one name would make the first one win silently.
+    names = [p.name for p in TLA_DIR.rglob("*.tla")]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
+def test_each_policy_has_its_folder() -> None:
+    # A policy is its folder tla/policies/<policy>/ (its modules and models) and its
+    # manifest entries: its module lives there, and so does every model of it that
+    # is not a model of the core's shared modules (tla/models/).
+    for policy, module in policy_modules(TLA_DIR).items():
+        assert (TLA_DIR / "policies" / policy / module).is_file(), (policy, module)

@@ -1,5 +1,6 @@
-"""The one TLC launcher (``tlc.runner.run_tlc``) that the tlc command, the state-graph dump
-and trace validation share: its command line, dump, deadlock switch and hard timeout."""
+"""``tlc.runner.run_tlc``, the model check that the tlc command, the state-graph dump and
+trace validation share, started by the package's one launcher (``tlc.process.TlcProcess``):
+its command line, dump, deadlock switch and hard timeout."""
 
 from __future__ import annotations
 

@@ -174,10 +174,14 @@ def source_excerpt(module_text: str, position: SourcePosition, limit: int = 80) 
 
 
 def find_module(name: str, directories: Iterable[Path]) -> str | None:
-    """The text of module ``name`` (``name.tla``) in the first directory holding it."""
-    for directory in directories:
-        path = Path(directory) / f"{name}.tla"
-        if path.is_file():
+    """The text of module ``name`` (``name.tla``) in the first directory holding it,
+    directly or in a subfolder (tla/ keeps its modules in subfolders: core/,
+    policies/<policy>/, ...; a module name is unique in it). O(files under the
+    directories)."""
+    for directory in map(Path, directories):
+        found = [directory / f"{name}.tla", *sorted(directory.rglob(f"{name}.tla"))]
+        path = next((p for p in found if p.is_file()), None)
+        if path is not None:
             return path.read_text(encoding="utf-8")
     return None
 

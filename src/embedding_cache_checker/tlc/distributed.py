@@ -196,6 +196,7 @@ def run_distributed(
                         ),
                         label=f"{model.name}/worker{i + 1}",
                         on_line=on_line,
+                        library=tla_dir,  # the server's search path (workers fetch from it)
                     )
                 )
             if (

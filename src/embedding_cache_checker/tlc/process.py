@@ -13,6 +13,17 @@ and deletes them on exit, so processes sharing one race (``jar.java_command``).
 runs (a caller may wait for a line, as the distributed server's "ready",
 while the process keeps running).
 
+The modules live in subfolders of tla/ (core/, policies/<policy>/, trace/,
+models/, ...): SANY finds a module named in EXTENDS or INSTANCE in the root
+module's folder, then in each folder of the Java system property
+``TLA-Library`` (``os.pathsep``-separated; read by TLC 2.15's
+``util.SimpleFilenameToStream``). :class:`TlcProcess` passes it to every
+process it starts in a directory (the tla directory, or a copy of it): every
+folder under that directory holding a module (:func:`library_dirs`), found,
+never listed, so a new policy's folder is picked up without an edit. A
+distributed worker started without a directory reads the modules from its
+server, which has the property.
+
 The one TLC process started otherwise is the version probe
 (``jar.tlc_version``): a banner printed at once, no module parsed (so no
 tmpdir), run with ``subprocess.run`` over ``jar.java_command`` too.
@@ -20,12 +31,13 @@ tmpdir), run with ``subprocess.run`` over ``jar.java_command`` too.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .jar import java_command
@@ -36,22 +48,60 @@ LineSink = Callable[[str, str], None]
 #: The main class of a model check or a simulation.
 CHECKER_CLASS = "tlc2.TLC"
 
+#: The Java system property SANY reads its module search path from.
+LIBRARY_PROPERTY = "TLA-Library"
+
 
 @dataclass(frozen=True)
 class TlcCommand:
     """A TLC process to start: ``main_class`` of the jar with ``properties``
-    (``-D`` options) and ``arguments``, in its own ``tmpdir`` (``java.io.tmpdir``)."""
+    (``-D`` options) and ``arguments``, in its own ``tmpdir`` (``java.io.tmpdir``);
+    a model check or simulation also names its root module, ``spec``, the last
+    argument (its path and its ``-config`` argument's are relative to the
+    directory it runs in: the tla directory)."""
 
     main_class: str
     arguments: tuple[str, ...]
     tmpdir: Path
     properties: tuple[str, ...] = ()
+    spec: str | None = None
+
+
+def library_dirs(root: Path) -> tuple[Path, ...]:
+    """Every folder under ``root`` (``root`` included) that holds a ``.tla`` module,
+    sorted, as absolute paths. O(files under root)."""
+    return tuple(sorted({path.parent.resolve() for path in root.rglob("*.tla")}))
+
+
+def with_library(command: TlcCommand, root: Path) -> TlcCommand:
+    """``command`` with the ``TLA-Library`` property naming :func:`library_dirs` of
+    ``root`` (replacing one it had). O(files under root)."""
+    folders = os.pathsep.join(str(d) for d in library_dirs(root))
+    kept = tuple(p for p in command.properties if not p.startswith(f"-D{LIBRARY_PROPERTY}="))
+    return replace(command, properties=(*kept, f"-D{LIBRARY_PROPERTY}={folders}"))
+
+
+def in_module_folder(command: TlcCommand, directory: Path) -> tuple[TlcCommand, Path]:
+    """``command`` as run from its root module's folder, and that folder: the module
+    by its bare name, its ``-config`` file by absolute path (``directory`` is where
+    both paths start). TLC 2.15 reads ``TLA-Library`` only for a root module named
+    without a folder (given one, SANY searches that folder alone). O(arguments)."""
+    if command.spec is None or Path(command.spec).parent == Path("."):
+        return command, directory
+    arguments = list(command.arguments)
+    if "-config" in arguments:
+        at = arguments.index("-config") + 1
+        arguments[at] = str((directory / arguments[at]).resolve())
+    spec = Path(command.spec)
+    moved = replace(command, arguments=tuple(arguments), spec=spec.name)
+    return moved, directory / spec.parent
 
 
 def command_line(java: Path, jar: Path, command: TlcCommand) -> list[str]:
-    """The java command line of ``command``. O(arguments)."""
+    """The java command line of ``command``: the jar's main class, its ``-D``
+    properties, the arguments, then the root module. O(arguments)."""
     head = java_command(java, jar, command.main_class, command.properties, tmpdir=command.tmpdir)
-    return [*head, *command.arguments]
+    return [*head, *command.arguments, *([] if command.spec is None else [command.spec])]
 
 
 def check_command(
@@ -85,8 +135,7 @@ def check_command(
     arguments += ["-metadir", str(metadir), "-config", config]  # states/ out of the source tree
     if not check_deadlock:
         arguments.append("-deadlock")  # this build's way to turn deadlock checking off
-    arguments.append(spec)
-    return TlcCommand(main_class, tuple(arguments), metadir, tuple(properties))
+    return TlcCommand(main_class, tuple(arguments), metadir, tuple(properties), spec)
 
 
 def tlc_invocation(
@@ -130,9 +179,18 @@ class TlcProcess:
         *,
         label: str = "",
         on_line: LineSink | None = None,
+        library: Path | None = None,
     ) -> None:
-        """Start ``command`` (:func:`command_line`) in ``cwd``; a daemon thread reads
-        its output and relays each line to ``on_line(label, line)``. O(1)."""
+        """Start ``command`` (:func:`command_line`) in ``cwd`` (from its root module's
+        folder: :func:`in_module_folder`), its module search path the folders of
+        ``library`` (default ``cwd``; :func:`with_library`); a daemon
+        thread reads its output and relays each line to ``on_line(label, line)``.
+        O(files under the library's root)."""
+        root = library if library is not None else cwd
+        if root is not None:
+            command = with_library(command, root)
+        if cwd is not None:
+            command, cwd = in_module_folder(command, cwd)
         self.command = command_line(java, jar, command)
         self.label = label
         self.lines: list[str] = []

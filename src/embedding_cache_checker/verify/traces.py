@@ -2,9 +2,9 @@
 
 A trace from ``TracedEmbeddingCache`` is written into a generated module
 ``TraceData`` as the definition ``Trace`` and checked by
-``tla/EmbeddingCacheTrace.tla``, which extends it and ``TracePolicy``: the
-module selecting the cache's eviction policy, generated from
-tla/TracePolicy.tla (tla/README.md, "For the conformance checks"). TLC
+``tla/trace/EmbeddingCacheTrace.tla``, which extends it and ``TracePolicy``:
+the module selecting the cache's eviction policy, generated from
+tla/trace/TracePolicy.tla (tla/README.md, "For the conformance checks"). TLC
 follows the single path the trace allows and reports a deadlock at the first
 step the spec cannot take. (This TLC build has no Json/IOUtils modules, so
 the trace travels as TLA+ text. It is a definition in an extended module, not
@@ -15,8 +15,10 @@ quadratic in the trace's length: 79 s for 1,200 steps, against 3 s now.)
 Each step's ``post`` record carries the abstract state after the step:
 ``entries``, ``free``, ``held`` and one field per policy variable, named as
 the policy's TLA+ module names it (``EvictionPolicy.abstract``): a sequence
-as ``<<...>>``, a function as ``(k :> v @@ ...)``. TLC is started by
-``tlc.runner.run_tlc``.
+as ``<<...>>``, a function as ``(k :> v @@ ...)``. TLC is started through
+``tlc.runner.run_tlc`` by the launcher, ``tlc.process.TlcProcess``, in a
+temporary directory holding every module of tla/'s subfolders and the
+generated ones.
 """
 
 from __future__ import annotations
@@ -128,9 +130,22 @@ _CONSTANTS_LINE = re.compile(r"^CONSTANTS? .*$", re.MULTILINE)
 _INSTANCE = re.compile(r"^INSTANCE \w+", re.MULTILINE)
 
 
+def trace_policy_template(tla_dir: Path) -> str:
+    """The text of tla/'s ``TracePolicy.tla`` (in its subfolder trace/, or wherever
+    under ``tla_dir`` it is: module names are unique there). O(files under tla_dir).
+
+    Raises:
+        FileNotFoundError: no ``TracePolicy.tla`` under ``tla_dir``.
+    """
+    found = sorted(tla_dir.rglob(f"{TRACE_POLICY}.tla"))
+    if not found:
+        raise FileNotFoundError(f"no {TRACE_POLICY}.tla under {tla_dir}")
+    return found[0].read_text(encoding="utf-8")
+
+
 def policy_module(template: str, plan: PolicyPlan) -> str:
     """The text of module ``TracePolicy`` for ``plan``'s policy: ``template``
-    (tla/TracePolicy.tla, which selects fifo) with the policy's TLA+ module (its plan's
+    (tla/trace/TracePolicy.tla, which selects fifo) with the policy's TLA+ module (its plan's
     ``trace_module``, from the manifest) instantiated and its constants (``tla_constants``)
     declared, as that file's header shows. O(len(template)).
 
@@ -197,12 +212,15 @@ def validate_trace(
     plan = plan_for(make_policy(eviction, num_blocks).name, tla_dir)
     with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
         work = Path(tmp)
-        for module in tla_dir.glob("*.tla"):
+        # Every module of tla/'s subfolders, side by side in the run's directory (the
+        # launcher's search path: every folder under it), but the two placeholders
+        # this run generates.
+        for module in tla_dir.rglob("*.tla"):
             if module.stem not in (TRACE_DATA, TRACE_POLICY):
                 shutil.copy(module, work / module.name)
         module_text, config_text = trace_module(trace, num_blocks, eviction, plan.tla_constants)
         (work / f"{TRACE_DATA}.tla").write_text(module_text)
-        template = (tla_dir / f"{TRACE_POLICY}.tla").read_text(encoding="utf-8")
+        template = trace_policy_template(tla_dir)
         (work / f"{TRACE_POLICY}.tla").write_text(policy_module(template, plan))
         (work / f"{TRACE_SPEC}.cfg").write_text(config_text)
         run = run_tlc(

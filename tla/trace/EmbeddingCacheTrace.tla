@@ -1,0 +1,99 @@
+------------------------- MODULE EmbeddingCacheTrace -------------------------
+(***************************************************************************)
+(* Trace validation: does a trace recorded from the Python cache           *)
+(* (embedding_cache_checker.tracing.TracedEmbeddingCache) describe a behaviour of  *)
+(* the cache with the policy TracePolicy selects (fifo by default)?       *)
+(* In the style of BlockingQueueTrace / EWD998ChanTrace, adapted to this  *)
+(* TLC build (no Json/IOUtils): the trace is the                          *)
+(* definition Trace of module TraceData, which the trace tooling           *)
+(* generates next to a copy of this module (tla/TraceData.tla is an empty  *)
+(* placeholder).  A definition, not a CONSTANT bound with <-, because TLC  *)
+(* evaluates a definition once but a substituted constant at every use.   *)
+(*                                                                         *)
+(* Each trace step names the operation, its arguments, its result (or the  *)
+(* error it raised), for alloc the block ids the code chose, and the       *)
+(* abstract state right after it.  Step i+1 is accepted iff the spec has   *)
+(* the matching action from the current state (for alloc: taking exactly  *)
+(* the recorded blocks, which must be free or freed by eviction) and its   *)
+(* successor matches the recorded abstract state; a step that raised is    *)
+(* accepted iff the spec's guard for that operation is false (the code     *)
+(* refused what the spec forbids) and nothing changed.                     *)
+(*                                                                         *)
+(* TLC explores a single path.  It reports a deadlock iff the trace is     *)
+(* rejected; the deadlocked state's i is the number of accepted steps.     *)
+(***************************************************************************)
+EXTENDS TracePolicy, TLC, TraceData   \* TraceData defines Trace, TraceKeys
+
+VARIABLE
+    i           \* how many steps of Trace have been matched
+
+\* (traceStateVars, not fullVars: TracePolicy.tla says why.)
+traceVars == <<traceStateVars, i>>
+
+\* Does the spec's successor state match the abstract state the code recorded?
+PostMatches(p) ==
+    /\ DOMAIN entries' = DOMAIN p.entries
+    /\ \A k \in DOMAIN entries' :
+           /\ entries'[k].pins = p.entries[k].pins
+           /\ Cardinality(entries'[k].blocks) = p.entries[k].blocks
+    /\ \A v \in DOMAIN policy' : policy'[v] = p[v]   \* each policy field, by name
+    /\ Cardinality(free') = p.free
+    /\ (\E k \in DOMAIN entries' : entries'[k].pins # 0) = p.held
+
+\* The error the code must raise when the spec's guard for t's operation is
+\* false (spec/SPEC.md, section 7: alloc checks duplicates before capacity),
+\* or "none" when the spec has a step for it.  IF, not \/: inside an action
+\* TLC explores both sides of a disjunction.
+ExpectedError(t) ==
+    IF t.op = "alloc"
+    THEN IF t.key \in Live THEN "DuplicateAllocError"
+         ELSE IF t.n > N THEN "CapacityError" ELSE "none"
+    ELSE IF t.op = "pin_if_ready" THEN "none"
+    ELSE IF t.key \notin Live THEN "UnknownKeyError"
+    ELSE LET p == entries[t.key].pins
+         IN  CASE t.op = "mark_ready" /\ p # NotReady -> "AlreadyReadyError"
+               [] t.op = "pin"        /\ p < 0        -> "NotReadyError"
+               [] t.op = "unpin"      /\ p <= 0       -> "NotPinnedError"
+               [] t.op = "discard"    /\ p # NotReady -> "DiscardHeldError"
+               [] OTHER                               -> "none"
+
+\* One recorded step as a spec step.
+StepMatches(t) ==
+    CASE t.result \in {"ok", "entry", "not-ready-entry", "none"} ->
+            CASE t.op = "alloc" /\ t.result = "not-ready-entry" ->   \* starts not-ready
+                     /\ CacheAlloc(t.key, t.n)
+                     /\ entries'[t.key].blocks = t.blocks   \* the blocks the code took
+              [] t.op = "alloc" /\ t.result = "none" -> CacheAllocFail(t.key, t.n)
+              [] t.op = "mark_ready" /\ t.result = "ok" -> CacheMarkReady(t.key)
+              [] t.op = "pin" /\ t.result = "ok"        -> CachePin(t.key)
+              [] t.op = "pin_if_ready" ->
+                     /\ CachePinIfReady(t.key)
+                     /\ t.result = IF t.key \notin Live THEN "none"
+                                   ELSE IF entries[t.key].pins < 0
+                                        THEN "not-ready-entry" ELSE "entry"
+              [] t.op = "unpin" /\ t.result = "ok"      -> CacheUnpin(t.key)
+              [] t.op = "discard" /\ t.result = "ok"    -> CacheDiscard(t.key)
+              [] OTHER                 -> FALSE
+      [] OTHER ->   \* the call raised t.result: the spec forbids it, nothing changes
+            /\ t.result = ExpectedError(t)
+            /\ t.result # "none"
+            /\ UNCHANGED traceStateVars
+
+TraceInit ==
+    /\ CacheInit
+    /\ i = 0
+
+TraceNext ==
+    \/ /\ i < Len(Trace)
+       /\ LET t == Trace[i + 1]   \* evaluated once per step (LET values are cached)
+          IN  /\ StepMatches(t)
+              /\ PostMatches(t.post)
+       /\ i' = i + 1
+    \/ /\ i = Len(Trace)            \* accepted: stutter so TLC sees no deadlock
+       /\ UNCHANGED traceVars
+
+TraceSpec == TraceInit /\ [][TraceNext]_traceVars
+
+\* Checked as an invariant only to make TLC print how far it got.
+TraceProgress == i \in 0 .. Len(Trace)
+=============================================================================
