@@ -146,7 +146,7 @@ HasHeldEntries == Cardinality(Live) # Cardinality(Evictable)
 
 -----------------------------------------------------------------------------
 (* The actions.  A policy composes each with its hooks                     *)
-(* (spec/POLICIES.md, "Policy hooks"); it calls AllocStep   *)
+(* (spec/POLICIES.md, section 1); it calls AllocStep                       *)
 (* with the victims it chose, so the properties below judge its choice.   *)
 
 TypeOK ==
