@@ -319,7 +319,7 @@ def _preimage(s: CacheState) -> tuple[Choice, dict[str, str]]:
 def _shape(s: CacheState, names: dict[str, str]) -> tuple[object, ...]:
     """A state with its keys renamed and its free stack as a set."""
     entries = sorted((names.get(k, k), e.pin_count, e.block_ids) for k, e in s.entries.items())
-    policy = _rename(s.policy.abstract(), names)
+    policy = _rename(s.checks.abstract(), names)
     return (s.num_blocks, sorted(s.free), entries, s.evictable_blocks, sorted(policy.items()))
 
 

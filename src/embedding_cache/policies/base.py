@@ -139,19 +139,6 @@ class EvictionPolicy(ABC):
         """This policy's verification adapter (``checks_class``), bound to it. O(1)."""
         return self.checks_class(self)
 
-    # TRANSITIONAL (removed before this change lands): the checker's old call sites.
-    def abstract(self) -> dict[str, Any]:
-        return self.checks().abstract()
-
-    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
-        return self.checks().plan_victims(free, n, size_of)
-
-    def plan_holds(self, plan: VictimPlan) -> bool:
-        return self.checks().plan_holds(plan)
-
-    def joined_ok(self, key: str, before: int) -> str | None:
-        return self.checks().joined_ok(key, before)
-
 
 P = TypeVar("P", bound=EvictionPolicy)
 

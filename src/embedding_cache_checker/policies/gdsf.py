@@ -56,7 +56,7 @@ def _build(policy: EvictionPolicy, entries: Entries, choices: Sequence[int]) -> 
 def _listed(policy: EvictionPolicy) -> list[str]:
     """The evictable keys in join order (the abstract ``order``). O(entries log entries)."""
     assert isinstance(policy, GdsfPolicy)
-    return list(policy.abstract()["order"])
+    return list(policy.checks().abstract()["order"])
 
 
 def _preimage(
