@@ -227,12 +227,18 @@ def _crosshair_link(job: Job, results: Results) -> None:
         report.fail(None, "planted", f"CrossHair: {type(exc).__name__}: {exc}")
         return
     report.seconds["planted_crosshair"] = time.monotonic() - start
+    gave_up = crosshair.gave_up()
     for (policy, name), found in crosshair.caught().items():
         outcome = results[(policy, name)]
+        # Budgets are paths, so a miss is a miss on any machine; a job that hit its CPU
+        # cap (the safety net) is inconclusive: it fails the link too, said as such.
         outcome.crosshair = found is not None
-        outcome.notes.append(
-            f"crosshair: {found.condition} ({found.check})" if found else "crosshair: not caught"
-        )
+        if found is not None:
+            outcome.notes.append(f"crosshair: {found.condition} ({found.check})")
+        elif (policy, name) in gave_up:
+            outcome.notes.append("crosshair: gave up (a condition hit its CPU cap; not a miss)")
+        else:
+            outcome.notes.append("crosshair: not caught")
 
 
 def _settle(job: Job, results: Results) -> None:
