@@ -99,8 +99,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         type=float,
         default=None,
         help=(
-            f"CrossHair CPU seconds per condition (default: the profile's; ci "
-            f"{PER_CONDITION_SECONDS:g}, nightly {NIGHTLY.crosshair_timeout:g})"
+            f"CrossHair's budget per condition, in idle CPU seconds: it is run as a "
+            f"fixed number of paths (30 per second), so the verdict does not depend on "
+            f"the machine's load (default: the profile's; ci {PER_CONDITION_SECONDS:g}, "
+            f"nightly {NIGHTLY.crosshair_timeout:g})"
         ),
     )
     parser.add_argument(

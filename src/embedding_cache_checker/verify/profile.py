@@ -29,8 +29,8 @@ class Profile:
     #: The ``ReplayDepth`` the depth-bounded replay models are dumped with; None keeps
     #: the bound their configs set (MCReplayDeep.cfg: 4).
     replay_depth: int | None = None
-    #: CrossHair CPU seconds per condition of the clean check; None: crosshair_check's
-    #: PER_CONDITION_SECONDS.
+    #: The clean check's CrossHair budget per condition, in idle CPU seconds, run as a
+    #: fixed number of paths (``crosshair_budget.paths_for``); None: PER_CONDITION_SECONDS.
     crosshair_timeout: float | None = None
     #: Concurrent histories of the real cache checked per policy (linearizability);
     #: each mutant is hunted for at most ``lin_mutant_budget`` histories.
