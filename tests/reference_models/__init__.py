@@ -19,10 +19,10 @@ keyword parameters): a new policy adds its module here and edits nothing.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 from embedding_cache import EVICTION_POLICIES
+from embedding_cache_checker.policy_parts import policy_part
 
 from .base import PolicyModel
 from .core import ExpectedError, Model, ModelEntry
@@ -34,16 +34,9 @@ def reference_model(policy: str) -> Callable[..., PolicyModel]:
     Raises:
         LookupError: the policy has no reference model module.
     """
-    try:
-        module = importlib.import_module(f"{__name__}.{policy}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{policy}":
-            raise
-        raise LookupError(
-            f"eviction policy {policy!r} has no reference model: add tests/reference_models/"
-            f"{policy}.py with MODEL"
-        ) from None
-    model: Callable[..., PolicyModel] = module.MODEL
+    model = policy_part(__name__, policy, "MODEL", "reference model (tests/reference_models/)")
+    if not callable(model):
+        raise LookupError(f"{__name__}.{policy}.MODEL must build a PolicyModel")
     return model
 
 

@@ -9,11 +9,11 @@ finds it through ``adapter(name)``.
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
 from embedding_cache import EVICTION_POLICIES
 
+from ..policy_parts import policy_part
 from .base import PolicyAdapter
 
 __all__ = ["PolicyAdapter", "adapter", "adapters"]
@@ -30,20 +30,11 @@ def adapter(name: str) -> PolicyAdapter:
     """
     if name not in EVICTION_POLICIES:
         raise KeyError(f"unknown policy {name!r}; registered: {sorted(EVICTION_POLICIES)}")
-    module_name = f"{__name__}.{name}"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:  # the adapter exists but imports something missing
-            raise
-        raise LookupError(
-            f"policy {name!r} is registered but has no checker adapter: "
-            f"write {module_name} (src/embedding_cache_checker/policies/{name}.py) "
-            "defining ADAPTER = PolicyAdapter(...)"
-        ) from None
-    found = getattr(module, "ADAPTER", None)
+    found = policy_part(__name__, name, "ADAPTER", "checker adapter (a PolicyAdapter)")
     if not isinstance(found, PolicyAdapter) or found.name != name:
-        raise LookupError(f"{module_name} must define ADAPTER = PolicyAdapter(name={name!r}, ...)")
+        raise LookupError(
+            f"{__name__}.{name} must define ADAPTER = PolicyAdapter(name={name!r}, ...)"
+        )
     return found
 
 

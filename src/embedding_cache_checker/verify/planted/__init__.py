@@ -69,7 +69,6 @@ mistake, when there is one.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import Any
@@ -77,6 +76,7 @@ from typing import Any
 from embedding_cache.policies import EVICTION_POLICIES, make_policy
 from embedding_cache.verification import CacheState, transitions
 
+from ...policy_parts import policy_part
 from . import core
 from .bug import (
     DEFAULT_POLICY,
@@ -100,16 +100,9 @@ def _policy_bugs(policy: str) -> tuple[PlantedBug, ...]:
         LookupError: a registered policy has no planted-bugs module (every policy
             must show its order rule caught: spec/POLICIES.md section 4).
     """
-    try:
-        module = importlib.import_module(f"{__name__}.{policy}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{policy}":
-            raise
-        raise LookupError(
-            f"eviction policy {policy!r} has no planted bugs: add "
-            f"src/embedding_cache_checker/verify/planted/{policy}.py with BUGS"
-        ) from None
-    bugs: tuple[PlantedBug, ...] = module.BUGS
+    bugs = policy_part(__name__, policy, "BUGS", "planted bugs (its order rule's)")
+    if not isinstance(bugs, tuple) or not all(isinstance(b, PlantedBug) for b in bugs):
+        raise LookupError(f"{__name__}.{policy}.BUGS must be a tuple of PlantedBug")
     return bugs
 
 
