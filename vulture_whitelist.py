@@ -23,3 +23,9 @@ tb
 # __qualname__ and __class__ (contracts, tracing, the planted bugs, CacheState.copy).
 _.__qualname__
 _.__class__
+
+# A policy's parts are found by name (embedding_cache_checker.policy_parts.policy_part):
+# each policy's checker adapter, planted bugs and reference model.
+ADAPTER
+BUGS
+MODEL
