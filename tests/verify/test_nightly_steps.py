@@ -21,6 +21,7 @@ from embedding_cache_checker.tlc.simulate import (
     policy_bases,
 )
 from embedding_cache_checker.verify.config_override import assign_constants, overridden_tla_dir
+from embedding_cache_checker.verify.graph_dump import model_files
 from embedding_cache_checker.verify.main_job import (
     VerifyOptions,
     VerifyReport,
@@ -56,14 +57,15 @@ def test_assign_constants_rewrites_only_the_named_assignment() -> None:
 
 def test_the_override_is_a_copy_and_the_source_is_untouched() -> None:
     tla_dir = find_tla_dir()
-    before = (tla_dir / "MCReplayDeep.cfg").read_text(encoding="utf-8")
+    spec, config = model_files(tla_dir, "MCReplayDeep")
+    before = (tla_dir / config).read_text(encoding="utf-8")
     with overridden_tla_dir(tla_dir, "MCReplayDeep", {"ReplayDepth": "7"}) as copy:
         assert copy != tla_dir and config_depth(copy, "MCReplayDeep") == 7
-        assert read_config(copy / "MCReplayDeep.cfg").constants["N"] == "6"
-        assert (copy / "MCReplayDeep.tla").is_file() and (copy / "models.json").is_file()
+        assert read_config(copy / config).constants["N"] == "6"
+        assert (copy / spec).is_file() and (copy / "models.json").is_file()
         assert load_manifest(copy) == load_manifest(tla_dir)
     assert not copy.exists()
-    assert (tla_dir / "MCReplayDeep.cfg").read_text(encoding="utf-8") == before
+    assert (tla_dir / config).read_text(encoding="utf-8") == before
     assert config_depth(tla_dir, "MCReplayDeep") == 4
     assert config_depth(tla_dir, "MCSmoke") is None
 

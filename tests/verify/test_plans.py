@@ -17,6 +17,7 @@ from embedding_cache.policies import EVICTION_POLICIES, FifoPolicy
 from embedding_cache_checker.tlc.command import EXIT_SETUP
 from embedding_cache_checker.tlc.manifest import MANIFEST_NAME, find_tla_dir
 from embedding_cache_checker.verify import command
+from embedding_cache_checker.verify.graph_dump import model_files
 from embedding_cache_checker.verify.plans import (
     PlanError,
     load_plans,
@@ -33,9 +34,10 @@ def test_every_registered_policy_has_a_plan_whose_planted_model_it_replays() -> 
     for policy, plan in plans.items():
         assert plan.policy == policy and plan.full_replay
         assert plan.planted in (*plan.full_replay, *plan.bounded_replay)
-        assert (TLA_DIR / f"{plan.trace_module}.tla").is_file(), plan.trace_module
+        assert len(list(TLA_DIR.rglob(f"{plan.trace_module}.tla"))) == 1, plan.trace_module
         for model, _full in plan.replayed:
-            assert (TLA_DIR / f"{model}.cfg").is_file(), model
+            root, config = model_files(TLA_DIR, model)
+            assert (TLA_DIR / root).is_file() and (TLA_DIR / config).is_file(), model
 
 
 def test_the_plans_are_the_ones_the_manifest_gives() -> None:

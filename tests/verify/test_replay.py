@@ -22,7 +22,12 @@ from embedding_cache.policies import GdsfPolicy, S3FifoPolicy, make_policy
 from embedding_cache.state import CacheState
 from embedding_cache_checker.abstraction import abstract_state
 from embedding_cache_checker.tlc.manifest import find_tla_dir
-from embedding_cache_checker.verify.graph_dump import DumpedModel, dump_state_graph, model_policy
+from embedding_cache_checker.verify.graph_dump import (
+    DumpedModel,
+    dump_state_graph,
+    model_files,
+    model_policy,
+)
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, for_policy
 from embedding_cache_checker.verify.replay import (
@@ -313,8 +318,9 @@ NEEDS_THREE_KEYS = frozenset({"EvictBeforeFailFast", "EvictNewest"})
 
 
 def _dump(tla_dir: Path, model: str) -> DumpedModel:
-    if not (tla_dir / f"{model}.tla").is_file():
-        pytest.fail(f"tla/{model}.tla is missing: the replay model of tla/README.md")
+    spec = model_files(tla_dir, model)[0]
+    if not (tla_dir / spec).is_file():
+        pytest.fail(f"tla/{spec} is missing: the root of replay model {model} (tla/models.json)")
     return dump_state_graph(tla_dir, model)
 
 

@@ -36,11 +36,11 @@ from embedding_cache_checker.verify.step_planted import planted_eviction
 from embedding_cache_checker.verify.step_traces import trace_eviction
 from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue, parse_value
 from embedding_cache_checker.verify.traces import (
-    TRACE_POLICY,
     TraceVerdict,
     policy_module,
     tla_string,
     trace_module,
+    trace_policy_template,
     validate_cache,
     validate_trace,
 )
@@ -202,7 +202,7 @@ def test_module_writes_each_policys_variables(policy: str) -> None:
 
 
 def test_trace_policy_module_selects_the_policy(tla_dir: Path) -> None:
-    template = (tla_dir / f"{TRACE_POLICY}.tla").read_text()
+    template = trace_policy_template(tla_dir)
     fifo = policy_module(template, PLANS["fifo"])
     assert fifo == template  # the shipped file is fifo's
     gdsf = policy_module(template, PLANS["gdsf"])

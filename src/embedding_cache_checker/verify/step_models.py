@@ -16,7 +16,7 @@ from ..tlc.jar import locate_jar, locate_java, tlc_version
 from ..tlc.manifest import Model, default_models, load_manifest
 from ..tlc.runner import run_model
 from .config_override import overridden_tla_dir
-from .graph_dump import DumpedModel, dump_state_graph
+from .graph_dump import DumpedModel, dump_state_graph, model_files
 from .records import ReplayRun
 from .replay import check_constants, policy_factory, replay_graph
 
@@ -66,7 +66,7 @@ def _check_policy(dump: DumpedModel, policy: str, tla_dir: Path) -> None:
             f"{dump.name} is a {dump.policy} model (tla/models.json), not a {policy} one"
         )
     code = make_policy(policy_factory(policy, dump.policy_params), dump.num_blocks)
-    constants = read_config(tla_dir / f"{dump.name}.cfg").constants
+    constants = read_config(tla_dir / model_files(tla_dir, dump.name)[1]).constants
     problem = check_constants(code, constants) or check_constants(code, dump.policy_params)
     if problem is not None:
         raise ValueError(f"{dump.name}: {problem}")
@@ -74,7 +74,7 @@ def _check_policy(dump: DumpedModel, policy: str, tla_dir: Path) -> None:
 
 def config_depth(tla_dir: Path, model: str) -> int | None:
     """The ``ReplayDepth`` ``model``'s config sets (None: it sets none). O(config size)."""
-    value = read_config(tla_dir / f"{model}.cfg").constants.get("ReplayDepth", "")
+    value = read_config(tla_dir / model_files(tla_dir, model)[1]).constants.get("ReplayDepth", "")
     return int(value) if value.strip().isdigit() else None
 
 
