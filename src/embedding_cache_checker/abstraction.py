@@ -1,7 +1,7 @@
 """The abstraction function: implementation state -> the spec's abstract state.
 
 This is the one place that says how a CacheState is read as the state of the
-specification (spec/SPEC.md, "Abstraction function"; tla/EmbeddingCache.tla).
+specification (spec/SPEC.md, "Abstraction function"; tla/core/EmbeddingCache.tla).
 Block *identities* are abstracted away to counts, because the spec leaves open
 which free blocks an alloc takes; the checks that identities are consistent
 (BlockConservationInv) live in ``invariants``.

@@ -4,7 +4,7 @@ TLC checks each action property (``[][A]_vars``, spec/NAMES.md) on every
 step of a model. Here the same properties judge a step of the code: the
 state before it (a copy), the call, what it returned or raised, and the
 state after it. Each predicate transcribes its TLA+ definition
-(tla/EmbeddingCache.tla) over the code's whole state, block ids included,
+(tla/core/EmbeddingCache.tla) over the code's whole state, block ids included,
 and returns None when it holds, else a sentence saying what is wrong; a
 step it does not concern (an alloc property on a pin) holds vacuously.
 
