@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from embedding_cache import EmbeddingCache
-from embedding_cache.policies.sieve import SievePolicy
+from embedding_cache import EVICTION_POLICIES, EmbeddingCache
+from embedding_cache.policies.sieve import SieveChecks, SievePolicy
 
 
 def sieve_with(*keys: str) -> SievePolicy:
@@ -33,6 +33,15 @@ def use(policy: SievePolicy, key: str) -> None:
 
 def queue(policy: SievePolicy) -> tuple[str, ...]:
     return tuple(policy.checks().abstract()["queue"])
+
+
+# ---------------------------------------------------------------- registration
+
+
+def test_the_registry_finds_sieve_with_its_order_property_and_checks() -> None:
+    assert EVICTION_POLICIES["sieve"] is SievePolicy
+    assert SievePolicy.order_property == "EvictUnvisitedFromHandProp"
+    assert type(sieve_with("a").checks()) is SieveChecks
 
 
 # ---------------------------------------------------------------- hooks
