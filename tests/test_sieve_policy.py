@@ -14,6 +14,7 @@ import pytest
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.policies.sieve import SieveChecks, SievePolicy
+from embedding_cache_checker.verify.crosshair_plugin import build_state
 
 
 def sieve_with(*keys: str) -> SievePolicy:
@@ -346,3 +347,22 @@ def test_the_cache_with_sieve_never_evicts_a_pinned_entry() -> None:
     assert cache.alloc("d", 1) is None  # only the pinned a is left: fail fast
     cache.unpin("a")
     assert cache.alloc("d", 1) is not None and cache.get("a") is None
+
+
+# ---------------------------------------------------------------- CrossHair's states
+
+
+def test_crosshair_builds_a_pinned_entry_visited_whatever_its_bit_choice() -> None:
+    """Its first pin was a use and the hand never clears a held entry's bit, so a
+    pinned, unvisited entry is unreachable (its release would break joined_ok)."""
+    # k0 ready, k1 pinned, k2 not ready; every bit chosen 0; the hand at k1.
+    s = build_state(3, 3, (0, 1, 2, -1), (0, 1, -1), policy="sieve", choices=(0, 0, 0, 2))
+    checks = s.policy.checks()
+    assert checks.abstract() == {
+        "queue": ("k0", "k1"),
+        "visited": {"k0": False, "k1": True},
+        "pinned": {"k0": False, "k1": True},
+        "hand": 2,
+    }
+    s.policy.release("k1", 1)
+    assert checks.joined_ok("k1", 1) is None

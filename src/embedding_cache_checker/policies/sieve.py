@@ -1,14 +1,15 @@
 """sieve's checker side: the queue, a visited bit per queued entry, and the hand, as
 CrossHair choices.
 
-Layout (``MAX_ENTRIES`` = n): per entry i its visited bit (0..1), then the
-hand's position (0: none, else 1 .. n). The queue is the ready entries (pin
-count 0 or more) in key order, oldest first: any queue is one up to key names,
-so no order needs choosing. A pinned ready entry is queued and marked pinned
-where it stands (SIEVE never moves an entry for a pin); a not-ready entry is
-not queued. A hand past the queue's end means none, as 0 does: the bound is
-static and the queue's length is not, and so every choice builds a
-well-formed state (the hand always a queued entry or none).
+Layout (``MAX_ENTRIES`` = n): per entry i its visited bit (0..1; ignored for a
+pinned entry, which is always visited), then the hand's position (0: none,
+else 1 .. n). The queue is the ready entries (pin count 0 or more) in key
+order, oldest first: any queue is one up to key names, so no order needs
+choosing. A pinned ready entry is queued and marked pinned where it stands
+(SIEVE never moves an entry for a pin); a not-ready entry is not queued. A
+hand past the queue's end means none, as 0 does: the bound is static and the
+queue's length is not, and so every choice builds a well-formed state (the
+hand always a queued entry or none).
 """
 
 from __future__ import annotations
@@ -36,10 +37,15 @@ def _build(policy: EvictionPolicy, entries: Entries, choices: Sequence[int]) -> 
             continue  # not ready: never queued
         policy.ready(key, size)
         if pin > 0:
+            # A pinned entry is visited: its first pin was a use, and the hand
+            # passes a held entry without clearing its bit. (A pinned, unvisited
+            # entry is unreachable: its release would break joined_ok.)
             policy.hold(key)
-        # Bool, not the int choice: PolicyTypeOK wants a bool (a symbolic int's
-        # truth value is a symbolic bool, so the solver still branches here).
-        policy.visited[key] = bool(bits[i])
+            policy.visited[key] = True
+        else:
+            # Bool, not the int choice: PolicyTypeOK wants a bool (a symbolic
+            # int's truth value is a symbolic bool, so the solver branches here).
+            policy.visited[key] = bool(bits[i])
         queued.append(key)
     # 0, or a position past the queue's end: none (start at the oldest).
     policy.hand = queued[hand - 1] if 0 < hand <= len(queued) else None
