@@ -30,6 +30,10 @@ PUBLIC: tuple[str, ...] = (
     "discard",
     "check",
     "__len__",
+    "lease",
+    "renew_lease",
+    "release_lease",
+    "expire_leases",
 )
 
 LOCK_LINE = "with self._lock:"

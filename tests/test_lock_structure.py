@@ -39,7 +39,7 @@ from embedding_cache import (
     UnknownKeyError,
 )
 from embedding_cache.state import CacheState
-from embedding_cache.transitions import Transitions
+from embedding_cache.verification import Lease, Transitions
 from embedding_cache_checker.verify.lin import MUTANTS
 
 POLICIES = list(EVICTION_POLICIES)
@@ -131,6 +131,8 @@ def instrument(cache: EmbeddingCache) -> RecordingLock:
 #: (method, call, the error it must raise or None): every public method through
 #: its success and misuse paths, on a 4-block cache.
 Step = tuple[str, Callable[[EmbeddingCache], object], type[CacheError] | None]
+#: The leases the script takes, for its later calls on them.
+HELD: list[Lease | None] = []
 SCRIPT: list[Step] = [
     ("get", lambda c: c.get("a"), None),  # absent
     ("has_held_entries", lambda c: c.has_held_entries(), None),
@@ -143,6 +145,10 @@ SCRIPT: list[Step] = [
     ("mark_ready", lambda c: c.mark_ready("a"), None),
     ("mark_ready", lambda c: c.mark_ready("a"), AlreadyReadyError),
     ("discard", lambda c: c.discard("a"), DiscardHeldError),
+    ("lease", lambda c: HELD.append(c.lease("a", 5.0)), None),
+    ("renew_lease", lambda c: c.renew_lease(HELD[-1], 5.0), None),  # type: ignore[arg-type]
+    ("expire_leases", lambda c: c.expire_leases(), None),  # a lease is live: none due
+    ("release_lease", lambda c: c.release_lease(HELD[-1]), None),  # type: ignore[arg-type]
     ("pin", lambda c: c.pin("a"), None),
     ("pin_if_ready", lambda c: c.pin_if_ready("a"), None),  # pinned twice
     ("unpin", lambda c: c.unpin("a"), None),

@@ -60,6 +60,7 @@ from embedding_cache import (
     EmbeddingCache,
     EvictionPolicy,
     InvariantViolationError,
+    Lease,
     LifecycleError,
     UnknownKeyError,
 )
@@ -83,6 +84,22 @@ MAX_REQUEST = 14
 BAD_KEYS = st.sampled_from([1, None, b"a", ("a",)])
 BAD_COUNTS = st.sampled_from([True, False, 1.0, "1", None, -1, -7])
 LIFECYCLE_OPS = ("mark_ready", "pin", "unpin", "discard")
+#: Lease lengths and clock steps, in the fake clock's seconds: ties and exact deadlines occur.
+SECONDS = st.sampled_from((0, 0.5, 1, 1.5, 2, 3, 5))
+BAD_SECONDS = st.sampled_from((-1, -0.5, float("nan"), float("inf"), "1", None, True))
+#: The calls a rule may make right after the clock moved (each expires the due leases first).
+AFTER_TICK_OPS = ("get", "pin_if_ready", "has_held_entries", "expire_leases", "lease", "alloc")
+
+
+class FakeClock:
+    """The machine's clock: moved only by its rules."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
 
 Params = dict[str, int]
 
@@ -127,6 +144,11 @@ class CacheMachine(RuleBasedStateMachine):
         super().__init__()  # ``init`` (an initialize step, so always run) replaces these
         self.cache = self.cache_class(0, eviction=eviction_for(self.policy_class, {}))
         self.model = Model(0, REFERENCE_MODELS[self.policy_class.name](0))
+        self.clock = FakeClock()
+        #: Every lease granted so far, with its model id (held or not).
+        self.handles: list[tuple[Lease, int]] = []
+        #: A lease another cache granted (a foreign lease for misuse calls).
+        self.foreign: Lease | None = None
 
     @initialize(
         num_blocks=st.integers(1, 6) | st.integers(0, MAX_POOL),
@@ -150,8 +172,15 @@ class CacheMachine(RuleBasedStateMachine):
         allocator = data.draw(st.sampled_from(sorted(ALLOCATORS)), label="allocator")
         name = self.policy_class.name
         self.cache = self.cache_class(
-            num_blocks, eviction=eviction_for(self.policy_class, params), allocator=allocator
+            num_blocks,
+            eviction=eviction_for(self.policy_class, params),
+            allocator=allocator,
+            clock=self.clock,
         )
+        other = EmbeddingCache(1, clock=self.clock)
+        other.alloc("x", 0)
+        other.mark_ready("x")
+        self.foreign = other.lease("x", 1)
         assert (self.cache.eviction, self.cache.allocator) == (name, allocator)
         self.model = Model(num_blocks, REFERENCE_MODELS[name](num_blocks, **params))
         for key, n_blocks, uses in warmup:
@@ -170,20 +199,41 @@ class CacheMachine(RuleBasedStateMachine):
 
     # -- the lockstep call
 
-    def _both(self, op: str, *args: object) -> CacheEntry | str | None:
+    def _both(self, op: str, *args: object) -> Any:
         """Call ``op`` on the model and the cache; compare outcomes; return the cache's."""
-        before = observe(self.cache)
+        return self._lockstep(op, args, args)
+
+    def _lockstep(self, op: str, model_args: tuple[object, ...], args: tuple[object, ...]) -> Any:
+        """``op`` on the model (``model_args``) and on the cache (``args``: the same, except
+        that lease calls pass the cache's Lease where the model takes the lease's id).
+
+        Every public call of the cache first expires the due leases, so the model does
+        too. A legal call then runs straight on the cache, which expires inside the
+        call (the lazy path); before a call that must raise, the cache is settled by
+        ``expire_leases`` (compared with the model), so that "it changed nothing"
+        compares like with like (MisuseUnchangedProp).
+        """
+        entries_before = len(self.model.entries)
+        expired = self.model.expire_due()
         try:
-            expected = getattr(self.model, op)(*args)
+            expected = getattr(self.model, op)(*model_args)
+            if op == "expire_leases":
+                expected = expired  # what the call released is what its start expired
         except ExpectedError as verdict:
             # coverage, in --hypothesis-show-statistics
             event(f"{op} raises {verdict.error.__name__}")
+            if expired:
+                settled = self.cache.expire_leases()
+                assert settled == expired, f"model disagrees: expired {settled}, not {expired}"
+            before = observe(self.cache)
             self._expect_error(op, args, verdict)
             after = observe(self.cache)
             assert after == before, f"MisuseUnchangedProp: {op}{args!r} changed the cache"
             return None
-        evicted = len(self.model.entries) < len(before.entries) + (expected is not None)
+        evicted = len(self.model.entries) < entries_before + (expected is not None)
         event(f"{op} -> {expected}" + (" after eviction" if op == "alloc" and evicted else ""))
+        if expired:
+            event(f"{op} expired {len(expired)} lease(s) first")
         for moment in self.model.policy.events:
             event(moment)
         self.model.policy.events.clear()
@@ -197,7 +247,17 @@ class CacheMachine(RuleBasedStateMachine):
             assert actual is None, f"model disagrees: {op}{args!r} returned {actual!r}, not None"
         elif expected == "entry":
             assert isinstance(actual, CacheEntry), f"model disagrees: {op}{args!r} -> {actual!r}"
-        return actual  # type: ignore[no-any-return]
+        elif op == "lease":
+            lease_id, held = expected
+            assert isinstance(actual, Lease) and (actual.held, actual.ready) == (held, held), (
+                f"model disagrees: lease{args!r} -> {actual!r}, expected held={held}"
+            )
+            self.handles.append((actual, lease_id))
+        else:  # release_lease, renew_lease: a bool; expire_leases: the keys released, in order
+            assert actual == expected, (
+                f"model disagrees: {op}{args!r} -> {actual!r}, not {expected!r}"
+            )
+        return actual
 
     def _expect_error(self, op: str, args: tuple[object, ...], verdict: ExpectedError) -> None:
         try:
@@ -313,6 +373,77 @@ class CacheMachine(RuleBasedStateMachine):
         """get is a query (and not a use: the policy state must not change)."""
         self._both("get", key)
 
+    # -- leases (spec/SPEC.md section 12)
+
+    @rule(key=st.sampled_from(KEYS), seconds=SECONDS)
+    def lease(self, key: str, seconds: float) -> None:
+        """Lease: pin_if_ready with a deadline (None when absent; holds nothing if not ready)."""
+        self._both("lease", key, seconds)
+
+    @precondition(lambda self: self.handles)
+    @rule(pick=st.integers(0, 63))
+    def release_lease(self, pick: int) -> None:
+        """Release of any lease handed out: True once while held; never unpins twice."""
+        lease, lease_id = self.handles[pick % len(self.handles)]
+        via_handle = pick % 2 == 0  # Lease.release() and cache.release_lease(lease) alike
+        if via_handle:
+            expired = self.model.expire_due()
+            expected = self.model.release_lease(lease_id)
+            if expired:
+                event("release expired lease(s) first")
+            assert lease.release() is expected, f"model disagrees: release of {lease!r}"
+        else:
+            self._lockstep("release_lease", (lease_id,), (lease,))
+
+    @precondition(lambda self: self.handles)
+    @rule(pick=st.integers(0, 63), seconds=SECONDS)
+    def renew_lease(self, pick: int, seconds: float) -> None:
+        """Renew: the deadline becomes now + seconds while held; False once it is not."""
+        lease, lease_id = self.handles[pick % len(self.handles)]
+        self._lockstep("renew_lease", (lease_id, seconds), (lease, seconds))
+
+    @rule(dt=SECONDS, op=st.sampled_from(AFTER_TICK_OPS), key=st.sampled_from(KEYS))
+    def later(self, dt: float, op: str, key: str) -> None:
+        """Tick, then one call: the clock moves and the next call expires the due leases
+        first (Expire, lazily inside that call)."""
+        self.clock.now += dt
+        self.model.now = self.clock.now
+        if op == "expire_leases" or op == "has_held_entries":
+            self._both(op)
+        elif op == "lease":
+            self._both(op, key, dt)
+        elif op == "alloc" and key not in self.model.entries:
+            entry = self._both("alloc", key, 1 + self.model.free + self.model.evictable() // 2)
+            if isinstance(entry, CacheEntry):
+                self.model.entries[key].blocks = entry.block_ids
+        elif op == "alloc":  # a live key: a duplicate alloc, misuse (after the expiry)
+            self._both("alloc", key, 1)
+        else:
+            self._both(op, key)
+
+    @rule(
+        key=st.sampled_from(KEYS) | BAD_KEYS,
+        seconds=SECONDS | BAD_SECONDS,
+        what=st.sampled_from(("lease", "release_lease", "renew_lease")),
+        thing=st.sampled_from(("foreign", "none", "entry")),
+    )
+    def bad_lease_arguments(self, key: object, seconds: object, what: str, thing: str) -> None:
+        """Lease misuse: a bad key or bad seconds; a foreign lease or a non-Lease handed to
+        release/renew. A typed error, nothing changes (MisuseUnchangedProp)."""
+        if what == "lease":
+            try:
+                self.model._seconds(seconds)
+            except ExpectedError:
+                pass
+            else:
+                key = key.encode() if isinstance(key, str) else key  # keep the call malformed
+            self._both("lease", key, seconds)
+            return
+        handle: object = {"foreign": self.foreign, "none": None, "entry": CacheEntry(())}[thing]
+        model_handle = "foreign" if thing == "foreign" else None
+        extra: tuple[object, ...] = (seconds,) if what == "renew_lease" else ()
+        self._lockstep(what, (model_handle, *extra), (handle, *extra))
+
     # -- after every step (Hypothesis runs the invariants in name order: the sweep first)
 
     @invariant()
@@ -364,6 +495,8 @@ class CacheMachine(RuleBasedStateMachine):
         assert got.held == expected.held, "model disagrees: has_held_entries"
         assert got == expected, "model disagrees: abstract state"
         assert cache._state.evictable_blocks == model.evictable(), "model disagrees: evictable"
+        live = {i: (lease.key, lease.deadline) for i, lease in cache._state.leases.live.items()}
+        assert live == model.leases, f"model disagrees: live leases {live}, model {model.leases}"
 
 
 def _policy_agrees(got: dict[str, Any], want: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from .errors import (
     CapacityError,
     DiscardHeldError,
     DuplicateAllocError,
+    ForeignLeaseError,
     InvariantViolationError,
     LifecycleError,
     NotPinnedError,
@@ -25,6 +26,7 @@ from .errors import (
     UnknownKeyError,
 )
 from .free_blocks import ALLOCATORS
+from .leases import Lease
 from .policies import EVICTION_POLICIES, EvictionPolicy, FifoPolicy, GdsfPolicy, S3FifoPolicy
 
 __all__ = [
@@ -42,8 +44,10 @@ __all__ = [
     "EmbeddingCache",
     "EvictionPolicy",
     "FifoPolicy",
+    "ForeignLeaseError",
     "GdsfPolicy",
     "InvariantViolationError",
+    "Lease",
     "LifecycleError",
     "NotPinnedError",
     "NotReadyError",

@@ -8,12 +8,16 @@ does, and every contract it checks, lives there.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 from . import invariants, transitions
 from .entry import CacheEntry
 from .free_blocks import DEFAULT_ALLOCATOR, allocator_name
+from .leases import Lease
 from .policies import DEFAULT_POLICY, PolicySpec, make_policy
 from .state import CacheState
+from .transition_table import REAL, Transitions
 
 
 class EmbeddingCache:
@@ -24,15 +28,21 @@ class EmbeddingCache:
     entries are evicted by the policy: by default ("fifo", the seed's)
     oldest-first. All public methods are thread-safe. The caller decides
     *when* to call ``mark_ready`` (after the write landed).
+
+    Pin leases (``lease``) are opt-in: a leased pin ends by itself at its
+    deadline, read from ``clock``. Every public call first releases the
+    leases that are due, O(1) when none is (a deadline heap); a cache that
+    never grants a lease never reads its clock.
     """
 
-    __slots__ = ("_lock", "_ops", "_state")
+    __slots__ = ("_clock", "_heap", "_lock", "_ops", "_state")
 
     def __init__(
         self,
         num_blocks: int,
         eviction: PolicySpec = DEFAULT_POLICY,
         allocator: str = DEFAULT_ALLOCATOR,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """A cache over block ids 0 .. num_blocks-1, all free.
 
@@ -42,20 +52,36 @@ class EmbeddingCache:
         ``allocator`` names how free ids are kept and handed out
         (``embedding_cache.ALLOCATORS``): "stack", the seed's and the default,
         or "extents", coalesced runs for fewer runs of consecutive ids per entry.
+        ``clock`` is what lease deadlines are read against (seconds, never
+        decreasing): ``time.monotonic`` by default; tests pass a fake one.
         O(num_blocks), C-level, with either allocator (the pool's ids).
 
         Raises:
             TypeError: ``num_blocks`` is not an int (or is a bool); ``eviction``
-                is neither a name nor a factory; ``allocator`` is not a str.
+                is neither a name nor a factory; ``allocator`` is not a str;
+                ``clock`` is not callable.
             ValueError: ``num_blocks`` is negative; ``eviction`` or ``allocator``
                 is an unknown name (the message lists the valid ones).
         """
         n = transitions.validate_num_blocks(num_blocks)
+        if not callable(clock):
+            raise TypeError(f"EmbeddingCache: clock must be callable, not {type(clock).__name__}")
         self._state = CacheState(n, make_policy(eviction, n), allocator)
         self._lock = threading.Lock()
         # Every public method calls its transition through this table, with the
         # lock held: the one path tracing and planted bugs hook into.
-        self._ops: transitions.Transitions = transitions.REAL
+        self._ops: Transitions = REAL
+        self._clock = clock
+        # The lease book's deadline heap, kept here too so that the check every
+        # public call makes ("is any lease due?") is one slot load when none is
+        # held: the book never rebinds it (LeaseBook.compact works in place).
+        self._heap = self._state.leases.heap
+
+    def _expire_due(self) -> None:
+        """Release the leases that are due (the lock is held; the heap is not empty)."""
+        now = self._clock()
+        if self._heap[0][0] < now:
+            self._ops.expire_leases(self._state, now)
 
     @property
     def num_blocks(self) -> int:
@@ -75,11 +101,15 @@ class EmbeddingCache:
     def get(self, key: str) -> CacheEntry | None:
         """Return the entry for ``key``, or None if not present. O(1)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             return self._ops.get(self._state, key)
 
     def has_held_entries(self) -> bool:
         """True if any entry is not-ready or pinned (an in-flight transfer). O(1)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             return self._ops.has_held_entries(self._state)
 
     def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
@@ -88,32 +118,102 @@ class EmbeddingCache:
         O(n_blocks log n_blocks + blocks evicted). See ``transitions.alloc``.
         """
         with self._lock:
+            if self._heap:
+                self._expire_due()
             return self._ops.alloc(self._state, key, n_blocks)
 
     def mark_ready(self, key: str) -> None:
         """Mark an entry as ready (data is CPU-visible); it becomes evictable. O(1)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             self._ops.mark_ready(self._state, key)
 
     def pin(self, key: str) -> None:
         """Pin a ready entry (prevent eviction); pins nest. O(1)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             self._ops.pin(self._state, key)
 
     def pin_if_ready(self, key: str) -> CacheEntry | None:
         """Atomically pin ``key`` if present and ready; return its entry (None if absent). O(1)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             return self._ops.pin_if_ready(self._state, key)
 
     def unpin(self, key: str) -> None:
         """Release one pin; the last one makes the entry evictable again. O(1)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             self._ops.unpin(self._state, key)
 
     def discard(self, key: str) -> None:
         """Remove a not-ready in-flight entry, returning its blocks to the pool. O(blocks)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             self._ops.discard(self._state, key)
+
+    def lease(self, key: str, seconds: float) -> Lease | None:
+        """Pin ``key`` for ``seconds`` if it is present and ready: ``pin_if_ready`` with a deadline.
+
+        Returns None when the key is absent; a ``Lease`` with ``ready`` False,
+        holding nothing, when its save is in flight; else a held ``Lease``
+        whose pin the cache releases itself once ``clock()`` passes
+        ``deadline`` (unless ``Lease.release`` or ``renew`` comes first).
+        Leased and plain pins nest on one entry. O(log leases).
+
+        Raises:
+            TypeError: ``key`` is not a str, or ``seconds`` is not a number.
+            ValueError: ``seconds`` is negative, NaN or infinite.
+        """
+        with self._lock:
+            now = self._clock()
+            if self._heap and self._heap[0][0] < now:
+                self._ops.expire_leases(self._state, now)
+            return self._ops.lease(self._state, key, seconds, now, self)
+
+    def release_lease(self, lease: Lease) -> bool:
+        """``lease.release()``: True if this call released its pin, else False. O(log leases).
+
+        Raises:
+            TypeError: ``lease`` is not a Lease.
+            ForeignLeaseError: another cache granted ``lease`` (a ValueError).
+        """
+        with self._lock:
+            if self._heap:
+                self._expire_due()
+            return self._ops.release_lease(self._state, lease)
+
+    def renew_lease(self, lease: Lease, seconds: float) -> bool:
+        """``lease.renew(seconds)``: the deadline becomes now + ``seconds``; False once
+        the lease holds no pin. O(log leases).
+
+        Raises:
+            TypeError: ``lease`` is not a Lease, or ``seconds`` is not a number.
+            ForeignLeaseError: another cache granted ``lease`` (a ValueError).
+            ValueError: ``seconds`` is negative, NaN or infinite.
+        """
+        with self._lock:
+            now = self._clock()
+            if self._heap and self._heap[0][0] < now:
+                self._ops.expire_leases(self._state, now)
+            return self._ops.renew_lease(self._state, lease, seconds, now)
+
+    def expire_leases(self) -> list[str]:
+        """Release every lease that is due now; the keys released, by deadline.
+
+        Every public call does this first; call it to release due pins when
+        the cache is otherwise idle. O(1) when none is due, else
+        O(log leases) per lease released.
+        """
+        with self._lock:
+            if not self._heap:
+                return []
+            return self._ops.expire_leases(self._state, self._clock())
 
     def check(self) -> None:
         """Sweep every named invariant; raise InvariantViolationError naming the first broken one.
@@ -121,11 +221,15 @@ class EmbeddingCache:
         O(num_blocks + entries): for tests and teardown, not for hot paths.
         """
         with self._lock:
+            if self._heap:
+                self._expire_due()
             invariants.check(self._state)
 
     def __len__(self) -> int:
         """Number of live entries. O(1)."""
         with self._lock:
+            if self._heap:
+                self._expire_due()
             return len(self._state.entries)
 
     def __repr__(self) -> str:

@@ -66,6 +66,16 @@ class DiscardHeldError(LifecycleError):
     phrase = "discard of ready/pinned entry"
 
 
+class ForeignLeaseError(CacheError, ValueError):
+    """A lease handed to a cache that did not grant it."""
+
+    def __init__(self, key: str, operation: str) -> None:
+        self.key = key
+        super().__init__(
+            f"EmbeddingCache.{operation}: the lease on {key!r} was granted by another cache"
+        )
+
+
 class UnknownKeyError(CacheError, KeyError):
     """An operation that needs a live entry, on a key that has none."""
 

@@ -109,6 +109,44 @@ def quiescence_inv(s: CacheState) -> str | None:
     return None
 
 
+def lease_pins_inv(s: CacheState) -> str | None:
+    """LeasePinsInv: an entry's pin count is its plain pins plus its live leases.
+
+    Every live lease holds one pin of a live, ready entry, is due in the
+    deadline heap and is counted once in the per-key tally; so no entry has
+    fewer pins than live leases (its plain pins are the rest, never negative).
+    """
+    book = s.leases
+    tally: dict[str, int] = {}
+    pairs = set(book.heap)
+    for lease_id, held in book.live.items():
+        if held._id != lease_id or not held._held or held._book is not book:
+            return f"the lease on {held.key!r} (id {lease_id}) is filed under another id or ended"
+        if held.key not in s.entries:
+            return f"a live lease holds {held.key!r}, which has no live entry"
+        if (held._deadline, lease_id) not in pairs:
+            return f"the lease on {held.key!r} is missing from the deadline heap"
+        tally[held.key] = tally.get(held.key, 0) + 1
+    if tally != book.per_key:
+        return f"the per-key lease count is {book.per_key!r}, the live leases make {tally!r}"
+    for key, leased in tally.items():
+        pins = s.entries[key]._pin_count
+        if pins < leased:
+            return f"entry {key!r} has {pins} pins but {leased} live leases"
+    return None
+
+
+def lease_deadline_inv(s: CacheState) -> str | None:
+    """LeaseDeadlineInv: once a call has run, no live lease is past its deadline."""
+    for held in s.leases.live.values():
+        if held._deadline is None or held._deadline < s.leases.now:
+            return (
+                f"the lease on {held.key!r} is due (deadline {held._deadline!r} < "
+                f"{s.leases.now!r}) but still holds its pin"
+            )
+    return None
+
+
 #: Every state invariant by its one name, in the order the sweep checks them.
 INVARIANTS: dict[str, Callable[[CacheState], str | None]] = {
     "TypeOK": type_ok,
@@ -117,6 +155,8 @@ INVARIANTS: dict[str, Callable[[CacheState], str | None]] = {
     "EvictableCountInv": evictable_count_inv,
     "HeldEntriesInv": held_entries_inv,
     "QuiescenceInv": quiescence_inv,
+    "LeasePinsInv": lease_pins_inv,
+    "LeaseDeadlineInv": lease_deadline_inv,
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from .entry import CacheEntry
 from .free_blocks import DEFAULT_ALLOCATOR, FreeBlocks, FreeStack, make_free_pool
+from .leases import LeaseBook
 from .policies import EvictionPolicy, FifoPolicy, Hooks, PolicyChecks
 
 
@@ -26,6 +27,7 @@ class CacheState:
         "evictable_count",
         "free",
         "hooks",
+        "leases",
         "num_blocks",
         "on_admit",
         "on_evict",
@@ -52,6 +54,8 @@ class CacheState:
         self.entries: dict[str, CacheEntry] = {}
         #: Total blocks of the evictable (ready+unpinned) entries, for fail-fast.  (TLA+: evictable)
         self.evictable_blocks: int = 0
+        #: The live pin leases, their deadlines and their count per key (``leases``).
+        self.leases: LeaseBook = LeaseBook()
         #: The eviction policy: the order of the evictable entries and the victim rule.
         self.policy: EvictionPolicy = FifoPolicy(num_blocks) if policy is None else policy
         self.set_policy(self.policy)
@@ -94,6 +98,8 @@ class CacheState:
             clone._pin_count = entry._pin_count
             twin.entries[key] = clone
         twin.evictable_blocks = self.evictable_blocks
+        # The copy's lease handles belong to no cache: a checker drives them by id.
+        twin.leases = self.leases.copy()
         policy = self.checks.clone()
         if type(policy) is not type(self.policy):
             # A subclass that inherits its parent's clone (a planted bug) adds no
@@ -112,7 +118,8 @@ class CacheState:
         return (
             f"CacheState(num_blocks={self.num_blocks}, free={self.free!r}, "
             f"entries={self.entries!r}, policy={self.policy.name}:{self.checks.abstract()!r}, "
-            f"evictable_blocks={self.evictable_blocks})"
+            f"evictable_blocks={self.evictable_blocks}"
+            + (f", leases={self.leases!r})" if self.leases.live else ")")
         )
 
 

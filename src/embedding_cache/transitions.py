@@ -17,7 +17,7 @@ CrossHair checks. The default build carries no contract code at all.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from . import contracts
@@ -31,7 +31,7 @@ from .errors import (
     NotReadyError,
     UnknownKeyError,
 )
-from .state import CacheState, has_held_entries
+from .state import CacheState
 
 # --------------------------------------------------------------------------
 # Argument validation: raised identically in every build, before any change.
@@ -243,7 +243,8 @@ def unpin(s: CacheState, key: str) -> None:
     Raises:
         TypeError: ``key`` is not a str.
         UnknownKeyError: ``key`` has no live entry (a KeyError).
-        NotPinnedError: the entry holds no pin (an AssertionError).
+        NotPinnedError: the entry holds no plain pin (an AssertionError): none
+            at all, or only its leases' (``lease_transitions``).
     """
     if not isinstance(key, str):
         raise bad_key_error(key, "unpin")  # before the lookup: a foreign key may equal a live one
@@ -254,7 +255,22 @@ def unpin(s: CacheState, key: str) -> None:
     count = entry._pin_count
     if count <= 0:
         raise NotPinnedError(key, entry.state_name())
-    count -= 1
+    leased = s.leases.per_key
+    if leased and count <= leased.get(key, 0):
+        # Every pin left is a lease's (LeasePinsInv): plain unpin must not take it.
+        raise NotPinnedError(
+            key, entry.state_name(), "its pins are all leases; release the leases instead"
+        )
+    unpin_step(s, key, entry)
+
+
+def unpin_step(s: CacheState, key: str, entry: CacheEntry) -> None:
+    """Drop one pin of a pinned entry; the last one makes it evictable again [UnpinStep].
+
+    O(1), plus the policy's ``release`` on the last one. Shared by ``unpin`` and
+    by a lease's release and expiry.
+    """
+    count = entry._pin_count - 1
     entry._pin_count = count
     if count == 0:
         size = len(entry.block_ids)
@@ -298,46 +314,3 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "unpin": unpin,
     "discard": discard,
 }
-
-
-class Transitions:
-    """The functions ``EmbeddingCache`` calls under its lock, one per public method.
-
-    The cache reaches the transitions only through one of these tables (its
-    ``_ops``), so instrumentation -- tracing, a planted bug -- replaces the
-    table and still runs inside the cache's own locking. Attribute access on
-    a slotted object costs what a module attribute does.
-    """
-
-    __slots__ = (*OPERATIONS, "get", "has_held_entries")
-
-    alloc: Callable[[CacheState, str, int], CacheEntry | None]
-    mark_ready: Callable[[CacheState, str], None]
-    pin: Callable[[CacheState, str], None]
-    pin_if_ready: Callable[[CacheState, str], CacheEntry | None]
-    unpin: Callable[[CacheState, str], None]
-    discard: Callable[[CacheState, str], None]
-    get: Callable[[CacheState, str], CacheEntry | None]
-    has_held_entries: Callable[[CacheState], bool]
-
-    def __init__(self, overrides: Mapping[str, Callable[..., Any]] | None = None) -> None:
-        """The real transitions, with ``overrides`` (name -> function) swapped in."""
-        chosen: dict[str, Callable[..., Any]] = {
-            **OPERATIONS,
-            "get": get,
-            "has_held_entries": has_held_entries,
-        }
-        for name, func in (overrides or {}).items():
-            if name not in chosen:
-                raise ValueError(f"no transition named {name!r}; names: {sorted(chosen)}")
-            chosen[name] = func
-        for name, func in chosen.items():
-            setattr(self, name, func)
-
-    def as_mapping(self) -> dict[str, Callable[..., Any]]:
-        """name -> function, for every transition in the table."""
-        return {name: getattr(self, name) for name in self.__slots__}
-
-
-#: The table every EmbeddingCache uses unless told otherwise.
-REAL = Transitions()

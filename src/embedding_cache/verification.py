@@ -15,15 +15,19 @@ What it offers, each O(1) unless said:
 * the state: ``CacheState`` (spec/SPEC.md section 2.2 maps its fields to the
   spec), ``state_of(cache)``, ``has_held_entries(state)``;
 * the transitions: the functions of ``transitions`` (one per operation,
-  unlocked, over a ``CacheState``), their table ``Transitions`` (``REAL``,
-  ``OPERATIONS``), ``transitions_of(cache)`` and ``install_transitions(cache,
-  table)`` (the one path tracing and planted bugs take into a cache: the
-  cache's own methods still take the lock around every call);
+  unlocked, over a ``CacheState``) and of ``lease_transitions`` (the pin
+  leases: ``LEASE_OPERATIONS``, over the state's ``LeaseBook``), their table
+  ``Transitions`` (``REAL``; ``OPERATIONS`` the core's by name),
+  ``transitions_of(cache)`` and ``install_transitions(cache, table)`` (the
+  one path tracing and planted bugs take into a cache: the cache's own
+  methods still take the lock around every call);
 * the building blocks a broken copy of a transition reuses, so that it
   differs from the real one only where its bug is: ``bad_key_error``,
-  ``block_count``, ``pin_step``, ``evict_until``, ``NOT_READY`` and
+  ``block_count``, ``pin_step``, ``unpin_step``, ``end_lease``,
+  ``evict_until``, ``NOT_READY`` and
   ``set_pin_count(entry, n)`` (the entry's pin count is otherwise read-only);
-* the checked build's pieces: ``contracts`` (each operation's contract, as a
+* the checked build's pieces: ``contracts`` and ``lease_contracts`` (each
+  operation's contract, as a
   decorator a broken body can wear), ``invariants`` (the named invariants
   and the O(N) sweep), ``snapshots`` (what the contracts compare).
 """
@@ -32,18 +36,20 @@ from __future__ import annotations
 
 import threading
 
-from . import contracts, invariants, snapshots, transitions
+from . import contracts, invariants, lease_contracts, lease_transitions, snapshots, transitions
 from .cache import EmbeddingCache
 from .entry import NOT_READY, CacheEntry
+from .lease_transitions import LEASE_OPERATIONS, end_lease
+from .leases import Lease, LeaseBook
 from .state import CacheState, has_held_entries
+from .transition_table import REAL, Transitions
 from .transitions import (
     OPERATIONS,
-    REAL,
-    Transitions,
     bad_key_error,
     block_count,
     evict_until,
     pin_step,
+    unpin_step,
 )
 
 
@@ -77,18 +83,24 @@ def set_pin_count(entry: CacheEntry, count: int) -> None:
 
 
 __all__ = [
+    "LEASE_OPERATIONS",
     "NOT_READY",
     "OPERATIONS",
     "REAL",
     "CacheState",
+    "Lease",
+    "LeaseBook",
     "Transitions",
     "bad_key_error",
     "block_count",
     "contracts",
+    "end_lease",
     "evict_until",
     "has_held_entries",
     "install_transitions",
     "invariants",
+    "lease_contracts",
+    "lease_transitions",
     "lock_of",
     "pin_step",
     "set_pin_count",
@@ -96,4 +108,5 @@ __all__ = [
     "state_of",
     "transitions",
     "transitions_of",
+    "unpin_step",
 ]

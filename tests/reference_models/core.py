@@ -13,6 +13,7 @@ Every operation first decides whether the call is misuse and raises
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from embedding_cache import (
@@ -20,6 +21,7 @@ from embedding_cache import (
     CapacityError,
     DiscardHeldError,
     DuplicateAllocError,
+    ForeignLeaseError,
     NotPinnedError,
     NotReadyError,
     UnknownKeyError,
@@ -63,6 +65,11 @@ class Model:
         self.free = num_blocks
         self.entries: dict[str, ModelEntry] = {}
         self.policy = policy
+        #: The clock (the test moves it) and the live leases: id -> (key, deadline).
+        self.now = 0.0
+        self.leases: dict[int, tuple[str, float]] = {}
+        #: Every lease id the cache handed out, held or not (ids count from 0).
+        self.granted = 0
 
     def evictable(self) -> int:
         """blocks(E): the blocks of the ready, unpinned entries."""
@@ -138,13 +145,91 @@ class Model:
         return "entry"
 
     def unpin(self, key: object) -> None:
-        """Unpin; the last one puts the entry back in E (release)."""
+        """Unpin of a plain pin; the last pin puts the entry back in E (release)."""
         entry = self._live(key)
-        if entry.pins <= 0:
+        if entry.pins <= self.leased(str(key)):  # no pin, or only leases' pins
             raise ExpectedError(NotPinnedError, entry.state())
+        self._unpin_step(str(key), entry)
+
+    def _unpin_step(self, key: str, entry: ModelEntry) -> None:
         entry.pins -= 1
         if entry.pins == 0:
-            self.policy.release(str(key), entry.n_blocks)
+            self.policy.release(key, entry.n_blocks)
+
+    # -- leases (spec/SPEC.md section 12)
+
+    def has_held_entries(self) -> bool:
+        """The query: some entry is not-ready or pinned."""
+        return self.held()
+
+    def expire_leases(self) -> list[str]:
+        """The explicit pass; the due leases were already expired as the call began."""
+        return self.expire_due()
+
+    def leased(self, key: str) -> int:
+        """How many live leases hold a pin of ``key``."""
+        return sum(1 for k, _ in self.leases.values() if k == key)
+
+    def expire_due(self) -> list[str]:
+        """Expire: every lease past its deadline, earliest deadline first (ties: oldest id)."""
+        due = sorted(
+            (deadline, i) for i, (_, deadline) in self.leases.items() if deadline < self.now
+        )
+        keys = []
+        for _, i in due:
+            key, _ = self.leases.pop(i)
+            self._unpin_step(key, self.entries[key])
+            keys.append(key)
+        return keys
+
+    @staticmethod
+    def _seconds(seconds: object) -> float:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise ExpectedError(TypeError)
+        try:
+            length = float(seconds)
+        except OverflowError:  # an int too large for a float: not a finite time
+            raise ExpectedError(ValueError) from None
+        if math.isnan(length) or math.isinf(length) or length < 0:
+            raise ExpectedError(ValueError)
+        return length
+
+    def lease(self, key: object, seconds: object) -> tuple[int, bool] | None:
+        """Lease: None when absent; else (the new lease's id, whether it holds a pin):
+        a not-ready entry's lease holds nothing."""
+        if not isinstance(key, str):
+            raise ExpectedError(TypeError)
+        length = self._seconds(seconds)
+        entry = self.entries.get(key)
+        if entry is None:
+            return None
+        lease_id = self.granted
+        self.granted += 1
+        if entry.pins < 0:
+            return lease_id, False
+        self._pin_step(key, entry)
+        self.leases[lease_id] = (key, self.now + length)
+        return lease_id, True
+
+    def release_lease(self, lease_id: object) -> bool:
+        """Release: True iff the lease was live (its pin goes, as an unpin's)."""
+        if not isinstance(lease_id, int):
+            raise ExpectedError(TypeError if lease_id != "foreign" else ForeignLeaseError)
+        if lease_id not in self.leases:
+            return False
+        key, _ = self.leases.pop(lease_id)
+        self._unpin_step(key, self.entries[key])
+        return True
+
+    def renew_lease(self, lease_id: object, seconds: object) -> bool:
+        """Renew: the deadline becomes now + seconds; False once the lease is not live."""
+        if not isinstance(lease_id, int):
+            raise ExpectedError(TypeError if lease_id != "foreign" else ForeignLeaseError)
+        length = self._seconds(seconds)
+        if lease_id not in self.leases:
+            return False
+        self.leases[lease_id] = (self.leases[lease_id][0], self.now + length)
+        return True
 
     def discard(self, key: object) -> None:
         """Discard of a not-ready entry: its blocks go back to the pool."""

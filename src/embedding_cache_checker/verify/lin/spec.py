@@ -1,7 +1,7 @@
 """The sequential specification a history is checked against: the transitions, one at a time.
 
 A model state is a fresh ``CacheState`` with the same policy, driven by the
-real transition functions (``transitions.REAL``) with no lock and no threads:
+real transition functions (``verification.REAL``) with no lock and no threads:
 the cache's behaviour when calls never overlap. The policies are
 deterministic, so the same calls in the same order give the same outcomes,
 block ids included. States are never mutated once made (a step works on a
@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import NamedTuple
 
-from embedding_cache import invariants, transitions
+from embedding_cache import invariants
 from embedding_cache.policies import PolicySpec, make_policy
 from embedding_cache.state import CacheState
+from embedding_cache.verification import REAL
 
 from ...abstraction import policy_view
 from ..replay import clone
@@ -55,7 +56,7 @@ def apply(s: CacheState, op: str, args: tuple[object, ...]) -> object:
     if op == "check":
         invariants.check(s)
         return None
-    return getattr(transitions.REAL, op)(s, *args)
+    return getattr(REAL, op)(s, *args)
 
 
 def agrees(seen: Outcome, spec: Outcome) -> bool:

@@ -74,7 +74,7 @@ from functools import partial
 from typing import Any
 
 from embedding_cache.policies import EVICTION_POLICIES, make_policy
-from embedding_cache.verification import CacheState, transitions
+from embedding_cache.verification import REAL, CacheState
 
 from ...policy_parts import policy_part
 from . import core
@@ -157,7 +157,7 @@ def call(ops: Mapping[str, Callable[..., Any]], s: CacheState, step: Call) -> ob
     O(the operation)."""
     op, key, *n = step
     if op in QUERIES:
-        return ops.get(op, getattr(transitions.REAL, op))(s)
+        return ops.get(op, getattr(REAL, op))(s)
     return ops[op](s, key, *n)
 
 

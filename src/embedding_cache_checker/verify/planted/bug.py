@@ -10,6 +10,7 @@ class. The catalogue itself, and how to select from it, is ``planted``
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -19,7 +20,7 @@ from embedding_cache import transitions
 from embedding_cache.cache import EmbeddingCache
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, PolicySpec, make_policy
-from embedding_cache.verification import CacheState, install_transitions
+from embedding_cache.verification import CacheState, Transitions, install_transitions
 
 #: In ``expect``: the running policy's order property (EvictOldestFirstProp, ...).
 ORDER = "<order property>"
@@ -200,7 +201,7 @@ _CACHE_CLASSES: dict[tuple[str, str, bool], type[EmbeddingCache]] = {}
 
 
 def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[EmbeddingCache]:
-    table = transitions.Transitions(bug.operations(checked))
+    table = Transitions(bug.operations(checked))
     default = bug.eviction(policy)
 
     class PlantedCache(EmbeddingCache):
@@ -213,8 +214,9 @@ def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[Embed
             num_blocks: int,
             eviction: PolicySpec = default,
             allocator: str = DEFAULT_ALLOCATOR,
+            clock: Callable[[], float] = time.monotonic,
         ) -> None:
-            super().__init__(num_blocks, eviction, allocator)
+            super().__init__(num_blocks, eviction, allocator, clock)
             install_transitions(self, table)
 
     suffix = "" if policy == (bug.policy or DEFAULT_POLICY) else f"_{policy}"
