@@ -23,9 +23,10 @@ tla/protocol/) interleaves the callers' own steps (a check, a dispatch) with its
 calls; a step that changes none of the cache's variables (``lastOp`` included)
 made no call and is left out. Its finding is in the callers' order, not in the
 cache (MCProtocolToday: CheckedHitPinnedProp, a checked hit evicted by the alloc
-of a miss before it is pinned), so its test requires the real cache to follow the
-counterexample to its end: there, the code's own answer shows the finding
-(``Counterexample.callers``).
+of a miss before it is pinned; MCProtocolTodaySaves: SaveOfComputedProp, that hit
+re-allocated for a save of an output never computed), so its test requires the
+real cache to follow the counterexample to its end: there, the code's own answer
+shows the finding (``Counterexample.callers``).
 Only a finite behaviour of the spec's operations can be replayed: a
 violated invariant or action property. A liveness counterexample (a lasso)
 or a model whose states record no operation is refused (``ReproError``).
