@@ -39,6 +39,7 @@ from embedding_cache_checker.tlc.manifest import PASS, Model, find_tla_dir, load
 from embedding_cache_checker.tlc.repro import PROTOCOL_TAG, calls_only
 from embedding_cache_checker.tlc.runner import run_model
 from embedding_cache_checker.verify.repro import Counterexample, replay
+from embedding_cache_checker.verify.tla_values import TlaValue
 
 TLA_DIR = find_tla_dir()
 MODELS = {m.name: m for m in load_manifest(TLA_DIR)}
@@ -120,7 +121,7 @@ def test_the_conjunct_reader_sees_a_dropped_assumption() -> None:
 # ---------------------------------------------------------------- the repro of callers
 
 
-def _state(entries: str, op: str, engine: int) -> dict[str, object]:
+def _state(entries: str, op: str, engine: int) -> dict[str, TlaValue]:
     return {"entries": entries, "free": 1, "evictable": 0, "lastOp": op, "policy": "p", "e": engine}
 
 
@@ -132,7 +133,7 @@ def test_a_callers_own_step_is_left_out_of_the_calls() -> None:
         _state("k1", "Alloc", 2),  # a dispatch: no call
         _state("k1", "PinIfReady", 2),  # a missed pin_if_ready changes only lastOp
     ]
-    kept = calls_only(states)  # type: ignore[arg-type]
+    kept = calls_only(states)
     assert [s["lastOp"] for s in kept] == ["Init", "Alloc", "PinIfReady"]
 
 
