@@ -17,6 +17,16 @@ bug the catalogue links to the model), it replays on that bug instead.
 
 Who changed the spec learns whether the code has the defect a counterexample
 shows (the test fails); who changed the code keeps a regression test.
+
+A model of the cache's callers (tag ``protocol``: an engine's order of calls,
+tla/protocol/) interleaves the callers' own steps (a check, a dispatch) with its
+calls; a step that changes none of the cache's variables (``lastOp`` included)
+made no call and is left out. Its finding is in the callers' order, not in the
+cache (MCProtocolToday: CheckedHitPinnedProp, a checked hit evicted by the alloc
+of a miss before it is pinned; MCProtocolTodaySaves: SaveOfComputedProp, that hit
+re-allocated for a save of an output never computed), so its test requires the
+real cache to follow the counterexample to its end: there, the code's own answer
+shows the finding (``Counterexample.callers``).
 Only a finite behaviour of the spec's operations can be replayed: a
 violated invariant or action property. A liveness counterexample (a lasso)
 or a model whose states record no operation is refused (``ReproError``).
@@ -83,6 +93,25 @@ def read_states(trace: Sequence[Step]) -> list[dict[str, TlaValue]]:
     return states
 
 
+#: The tag of a model of the cache's callers (module docstring).
+PROTOCOL_TAG = "protocol"
+#: The cache's variables: a step that changes none of them made no call on the cache.
+CACHE_VARIABLES = ("entries", "free", "evictable", "lastOp", "policy")
+
+
+def calls_only(states: Sequence[Mapping[str, TlaValue]]) -> list[Mapping[str, TlaValue]]:
+    """The states of a behaviour without those reached by a step that made no call on the
+    cache (a caller's own step: it changes none of ``CACHE_VARIABLES``). A call that
+    changes nothing and repeats the previous call exactly (a failed alloc, a missed
+    pin_if_ready) is left out too: it is a stutter of the cache, and its answer is the
+    one just checked. O(trace size)."""
+    kept = list(states[:1])
+    for state in states[1:]:
+        if any(state.get(v) != kept[-1].get(v) for v in CACHE_VARIABLES):
+            kept.append(state)
+    return kept
+
+
 def _spec_state(
     state: Mapping[str, TlaValue], variables: tuple[str, ...], policy: str
 ) -> SpecState:
@@ -126,9 +155,10 @@ def build_case(model: Model, result: ModelResult, tla_dir: Path) -> Counterexamp
     if any("lastOp" not in state for state in states):
         raise ReproError("the model's states do not record the operation (no lastOp)")
     variables = policy_variables(factory, num_blocks)
-    spec = [_spec_state(state, variables, model.policy) for state in states]
+    called = calls_only(states)
+    spec = [_spec_state(state, variables, model.policy) for state in called]
     steps = []
-    for before, state, after in zip(spec, states[1:], spec[1:], strict=False):
+    for before, state, after in zip(spec, called[1:], spec[1:], strict=False):
         action, key, n = last_op(state)
         if action not in ACTION_TO_OPERATION:
             raise ReproError(f"lastOp {action!r} is no operation of the cache")
@@ -145,6 +175,7 @@ def build_case(model: Model, result: ModelResult, tla_dir: Path) -> Counterexamp
         initial=spec[0],
         steps=tuple(steps),
         planted=None if planted is None else planted.name,
+        callers=PROTOCOL_TAG in model.tags,
     )
 
 
@@ -202,7 +233,9 @@ def case_source(case: Counterexample) -> str:
         f"    initial={state_source(case.initial, '    ')},\n"
         f"    steps=(\n{steps}    ),\n"
         f"    planted={case.planted!r},\n"
-        ")\n"
+        # Written only when set: a cache model's test reads as before the field existed.
+        + (f"    callers={case.callers!r},\n" if case.callers else "")
+        + ")\n"
     )
 
 
@@ -235,6 +268,14 @@ def render_test(case: Counterexample, model: Model, explanation: str) -> str:
         "(``embedding_cache_checker.verify.planted``) instead, "
         f"set {bug}."
     )
+    if case.callers and case.steps:
+        last = case.steps[-1]
+        what += (
+            " A model of the cache's callers: the finding is in their order of calls, so "
+            "the test also requires the real cache to follow the counterexample to its end, "
+            f"where the last call, {last.call}, answers {last.result} on the code as in "
+            "the spec."
+        )
     report = "\n".join(f"    {line}".rstrip() for line in explanation.splitlines())
     doc = (
         f"TLC's counterexample to {case.model}, replayed on the code.\n\n"

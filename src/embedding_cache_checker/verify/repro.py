@@ -81,6 +81,9 @@ class Counterexample:
     initial: SpecState
     steps: tuple[ReproStep, ...]
     planted: str | None = None  # the catalogue's bug planting the model's mistake
+    # A model of the cache's callers (tag protocol): its finding is in their order of
+    # calls, so the real cache must follow the counterexample to its end.
+    callers: bool = False
 
 
 @dataclass
@@ -120,8 +123,11 @@ class ReplayReport:
 
     @property
     def ok(self) -> bool:
-        """True when every invariant and property held at every step. O(steps)."""
-        return not self.violations
+        """True when every invariant and property held at every step and, for a model of
+        the callers (``Counterexample.callers``), the code followed the counterexample to
+        its end: the calls in the callers' order do on the code what the finding says.
+        O(steps)."""
+        return not self.violations and not (self.case.callers and self.departure is not None)
 
     def summary(self) -> str:
         """Two lines: where the code departs, and whether every check held. O(steps)."""
@@ -145,6 +151,11 @@ class ReplayReport:
         if broken:
             number, name, detail = broken[0]
             verdict = f"breaks {name} at step {number}: {detail}"
+        elif case.callers and at is not None:
+            verdict = (
+                "does not reproduce the callers' finding: the code must follow the "
+                "counterexample to its end"
+            )
         else:
             verdict = "keeps every invariant and property at every step"
             if case.violated in stated_on_code(case.policy):
