@@ -14,6 +14,7 @@ from embedding_cache.build import BUILD_NAME
 
 from . import (
     beyond,
+    connector_report,
     construction,
     contiguity,
     implementations,
@@ -74,7 +75,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "per-operation cost, hit ratio, evictions and alloc failures. Each build runs "
             "in its own child process. A benchmark, not a test. "
             "With --policies: compare the eviction policies instead; with --beyond-seed "
-            "(or one of its sections): measure the package beside the seed's class (see below)."
+            "(or one of its sections): measure the package beside the seed's class (see below); "
+            "with --connector: the engine's protocol around the cache (see below)."
         ),
         epilog=(
             "--policies: every eviction policy (embedding_cache.EVICTION_POLICIES) on two "
@@ -100,7 +102,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "over the smallest. --construction, --memory, --contiguity, "
             "--speed-vs-seed, --scale run one section each (combinable). Each policy is "
             "measured with each allocator (--allocators). About 4 minutes of CPU with the "
-            "defaults, most of it --scale."
+            "defaults, most of it --scale. "
+            "--connector: requests of 1-4 items of the 'reuse' stream's catalogue, per "
+            "policy and --pools size, in today's order (check, alloc the misses, pin the "
+            "hits), pin_if_ready at check, and a lease at check (if the build has leases); "
+            "--requests, --warmup, --seed, --jobs as --policies."
         ),
     )
     parser.add_argument(
@@ -210,6 +216,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help=f"directory for the miss-ratio curve's PNG and SVG (default {DEFAULT_PLOT_DIR}/)",
     )
     _add_beyond_seed(parser)
+    connector_report.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -410,11 +417,14 @@ def run_beyond_seed(args: argparse.Namespace, sections: tuple[str, ...]) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run every requested build in a child process and print the combined report."""
     sections = beyond_sections(args)
-    if sections and args.policies:
+    if sum((bool(sections), args.policies, args.connector)) > 1:
         print(
-            "embedding-cache bench: --policies and --beyond-seed are separate runs", file=sys.stderr
+            "embedding-cache bench: --policies, --beyond-seed and --connector are separate runs",
+            file=sys.stderr,
         )
         return 2
+    if args.connector:
+        return connector_report.run(args, _progress)
     if sections:
         return run_beyond_seed(args, sections)
     if args.policies:
