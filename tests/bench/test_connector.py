@@ -13,7 +13,13 @@ import json
 import pytest
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
-from embedding_cache_checker.bench import command, connector, connector_report, workload
+from embedding_cache_checker.bench import (
+    command,
+    connector,
+    connector_leases,
+    connector_report,
+    workload,
+)
 
 #: The tight setting every test uses: ~5,000 items checked against a 4,096-block pool.
 SPEC = connector.RequestSpec(2_500, 500, 0, item_blocks=(1, 64))
@@ -29,7 +35,7 @@ SMALL_ARGV = [
 ]
 
 needs_leases = pytest.mark.skipif(
-    not connector.leases_available(), reason="this build's EmbeddingCache has no lease()"
+    not connector_leases.leases_available(), reason="this build's EmbeddingCache has no lease()"
 )
 
 
@@ -94,7 +100,7 @@ def test_a_dead_readers_leases_hold_nothing_after_the_deadline(policy: str) -> N
 
 @needs_leases
 def test_dead_reader_catches_a_cache_whose_leases_never_expire() -> None:
-    def frozen(policy: str, num_blocks: int, _clock: connector.FakeClock) -> workload.Cache:
+    def frozen(policy: str, num_blocks: int, _clock: connector_leases.FakeClock) -> workload.Cache:
         # Planted bug: the cache reads a clock that never moves, so no lease is ever due.
         return EmbeddingCache(num_blocks, policy, clock=lambda: 0.0)  # type: ignore[call-arg, unused-ignore]
 
@@ -110,7 +116,7 @@ def test_held_at_end_catches_a_load_that_never_unpins() -> None:
         def unpin(self, key: str) -> None:
             pass
 
-    def leaky(policy: str, num_blocks: int, _clock: connector.FakeClock) -> workload.Cache:
+    def leaky(policy: str, num_blocks: int, _clock: connector_leases.FakeClock) -> workload.Cache:
         return Leaky(num_blocks, policy)
 
     assert _run("today", "fifo", make=leaky).held_after_drain
@@ -134,7 +140,7 @@ def test_command_reports_every_policy_and_order(capsys: pytest.CaptureFixture[st
     assert main(SMALL_ARGV) == 0
     text = capsys.readouterr().out
     assert "lost before pin" in text and "today" in text and "pin-at-check" in text
-    assert ("after deadline" in text) == connector.leases_available()
+    assert ("after deadline" in text) == connector_leases.leases_available()
 
 
 def test_connector_and_policies_are_separate_runs(capsys: pytest.CaptureFixture[str]) -> None:

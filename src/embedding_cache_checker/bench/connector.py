@@ -34,74 +34,37 @@ import bisect
 import functools
 import hashlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
-
-from embedding_cache import EmbeddingCache
+from typing import Any, cast
 
 from . import streams, workload
+from .connector_leases import (
+    TICK_SECONDS,
+    FakeClock,
+    Lease,
+    LeasingCache,
+    dead_reader,
+    leases_available,
+    make_cache,
+)
 
 #: The protocol orders, in report order; ``lease`` needs ``leases_available()``.
 ORDERS = ("today", "pin-at-check", "lease")
 #: Items per request, drawn uniformly (a request's duplicates are dropped).
 ITEMS_PER_REQUEST = (1, 4)
-#: Defaults of the command: lease length, fake-clock time per request, transfer
-#: delays in requests, save failure rate, leases of the dead reader.
+#: Defaults of the command: lease length, transfer delays in requests, save failure
+#: rate, leases of the dead reader.
 LEASE_SECONDS = 30.0
-TICK_SECONDS = 0.01
 LOAD_DELAY = 1
 SAVE_DELAY = 1
 SAVE_FAILURE_RATE = 0.0
 DEAD_READER_ITEMS = 16
 
 
-class FakeClock:
-    """A clock the bench advances by hand: ``clock()`` is ``now``."""
-
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Lease(Protocol):
-    """The part of ``embedding_cache``'s ``Lease`` the bench uses."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def block_ids(self) -> tuple[int, ...]: ...
-    @property
-    def ready(self) -> bool: ...
-    @property
-    def deadline(self) -> float | None: ...
-    def release(self) -> bool: ...
-
-
-class LeasingCache(workload.Cache, Protocol):
-    """A cache with leases (``EmbeddingCache`` once the build has them)."""
-
-    def lease(self, key: str, seconds: float) -> Lease | None: ...
-
-
-def leases_available() -> bool:
-    """True when the running build's ``EmbeddingCache`` has ``lease``. O(1)."""
-    return hasattr(EmbeddingCache, "lease")
-
-
 def orders() -> tuple[str, ...]:
     """The orders this build can run: ``ORDERS``, without ``lease`` if it has none."""
     return ORDERS if leases_available() else ORDERS[:-1]
-
-
-def make_cache(policy: str, num_blocks: int, clock: FakeClock) -> workload.Cache:
-    """A fresh ``EmbeddingCache`` of ``policy``, on ``clock`` when the build has leases."""
-    if leases_available():
-        # The build's constructor takes clock= once leases are there.
-        return cast(workload.Cache, EmbeddingCache(num_blocks, policy, clock=clock))  # type: ignore[call-arg, unused-ignore]
-    return EmbeddingCache(num_blocks, policy)
 
 
 @dataclass(frozen=True)
@@ -274,46 +237,6 @@ class _Engine:
         """Complete every pending transfer, in due order."""
         for due in sorted(self.pending):
             self.complete(due)
-
-
-def dead_reader(
-    cache: LeasingCache, clock: FakeClock, keys: Sequence[str], seconds: float, n: int
-) -> dict[str, Any]:
-    """A reader leases the first ``n`` ready items of ``keys`` and dies (never releases).
-
-    Every other pin is gone (the transfers were drained), so an entry pinned
-    now is pinned by a lease. The clock reaches the leases' deadline (not due:
-    still held) and one call runs; it passes the deadline and one call runs:
-    the blocks still held each time. O(keys tried + n) cache calls.
-    """
-    leases: list[Lease] = []
-    for key in keys:
-        if len(leases) == n:
-            break
-        lease = cache.lease(key, seconds)
-        if lease is not None and lease.ready:
-            leases.append(lease)
-    deadline = max((lease.deadline or clock.now for lease in leases), default=clock.now)
-
-    def held() -> int:
-        cache.has_held_entries()  # the one call: every public call expires due leases first
-        return sum(
-            len(entry.block_ids)
-            for lease in leases
-            if (entry := cache.get(lease.key)) is not None and entry.pin_count > 0
-        )
-
-    clock.now = deadline
-    at_deadline = held()
-    clock.now = deadline + TICK_SECONDS
-    after = held()
-    return {
-        "leases": len(leases),
-        "blocks_leased": sum(len(lease.block_ids) for lease in leases),
-        "blocks_held_at_deadline": at_deadline,
-        "blocks_held_after_deadline": after,
-        "held_entries_after_deadline": cache.has_held_entries(),
-    }
 
 
 def simulate(

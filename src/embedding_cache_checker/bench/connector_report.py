@@ -20,7 +20,7 @@ from typing import Any
 from embedding_cache.build import BUILD_NAME
 
 from ..text_table import numeric_right, render_table
-from . import connector, streams
+from . import connector, connector_leases, streams
 from .implementations import policy_names
 
 #: Top-level keys of the JSON report; "connector" is ``measure``'s dict.
@@ -103,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=connector.LEASE_SECONDS,
         help=f"lease length of the lease order, fake-clock seconds (default "
-        f"{connector.LEASE_SECONDS:g}; {connector.TICK_SECONDS:g} s pass per request)",
+        f"{connector.LEASE_SECONDS:g}; {connector_leases.TICK_SECONDS:g} s pass per request)",
     )
 
 
@@ -149,7 +149,7 @@ def measure(
     return {
         "names": names,
         "orders": list(connector.orders()),
-        "leases": connector.leases_available(),
+        "leases": connector_leases.leases_available(),
         "workload": {
             "items": spec.items,
             "zipf_exponent": streams.ZIPF_EXPONENT,
