@@ -106,7 +106,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "--connector: requests of 1-4 items of the 'reuse' stream's catalogue, per "
             "policy and --pools size, in today's order (check, alloc the misses, pin the "
             "hits), pin_if_ready at check, and a lease at check (if the build has leases); "
-            "--requests, --warmup, --seed, --jobs as --policies."
+            f"--requests (default {connector_report.DEFAULT_REQUESTS:,}), --warmup (default "
+            f"{connector_report.DEFAULT_WARMUP:,}), --seed, --jobs as --policies."
         ),
     )
     parser.add_argument(
@@ -176,17 +177,21 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     group.add_argument(
         "--requests",
         type=_positive,
-        default=policies.DEFAULT_REQUESTS,
+        default=None,
         help=(
             "counted requests per simulation, after the warm-up "
-            f"(default {policies.DEFAULT_REQUESTS:,})"
+            f"(default {policies.DEFAULT_REQUESTS:,}; "
+            f"{connector_report.DEFAULT_REQUESTS:,} with --connector)"
         ),
     )
     group.add_argument(
         "--warmup",
         type=_non_negative,
-        default=policies.DEFAULT_WARMUP,
-        help=f"warm-up requests, not counted (default {policies.DEFAULT_WARMUP:,})",
+        default=None,
+        help=(
+            f"warm-up requests, not counted (default {policies.DEFAULT_WARMUP:,}; "
+            f"{connector_report.DEFAULT_WARMUP:,} with --connector)"
+        ),
     )
     group.add_argument(
         "--cost-requests",
@@ -345,8 +350,8 @@ def run_policies(args: argparse.Namespace) -> int:
     section = policies.measure(
         pools=args.pools,
         curve_pools=args.curve_pools,
-        requests=args.requests,
-        warmup=args.warmup,
+        requests=policies.DEFAULT_REQUESTS if args.requests is None else args.requests,
+        warmup=policies.DEFAULT_WARMUP if args.warmup is None else args.warmup,
         cost_requests=args.cost_requests,
         cost_warmup=args.cost_warmup,
         mix_sizes=args.sizes,
