@@ -14,6 +14,7 @@ from embedding_cache.build import BUILD_NAME
 
 from . import (
     beyond,
+    connector_report,
     construction,
     contiguity,
     implementations,
@@ -74,7 +75,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "per-operation cost, hit ratio, evictions and alloc failures. Each build runs "
             "in its own child process. A benchmark, not a test. "
             "With --policies: compare the eviction policies instead; with --beyond-seed "
-            "(or one of its sections): measure the package beside the seed's class (see below)."
+            "(or one of its sections): measure the package beside the seed's class (see below); "
+            "with --connector: the engine's protocol around the cache (see below)."
         ),
         epilog=(
             "--policies: every eviction policy (embedding_cache.EVICTION_POLICIES) on two "
@@ -100,7 +102,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "over the smallest. --construction, --memory, --contiguity, "
             "--speed-vs-seed, --scale run one section each (combinable). Each policy is "
             "measured with each allocator (--allocators). About 4 minutes of CPU with the "
-            "defaults, most of it --scale."
+            "defaults, most of it --scale. "
+            "--connector: requests of 1-4 items of the 'reuse' stream's catalogue, per "
+            "policy and --pools size, in today's order (check, alloc the misses, pin the "
+            "hits), pin_if_ready at check, and a lease at check (if the build has leases); "
+            f"--requests (default {connector_report.DEFAULT_REQUESTS:,}), --warmup (default "
+            f"{connector_report.DEFAULT_WARMUP:,}), --seed, --jobs as --policies."
         ),
     )
     parser.add_argument(
@@ -170,17 +177,21 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     group.add_argument(
         "--requests",
         type=_positive,
-        default=policies.DEFAULT_REQUESTS,
+        default=None,
         help=(
             "counted requests per simulation, after the warm-up "
-            f"(default {policies.DEFAULT_REQUESTS:,})"
+            f"(default {policies.DEFAULT_REQUESTS:,}; "
+            f"{connector_report.DEFAULT_REQUESTS:,} with --connector)"
         ),
     )
     group.add_argument(
         "--warmup",
         type=_non_negative,
-        default=policies.DEFAULT_WARMUP,
-        help=f"warm-up requests, not counted (default {policies.DEFAULT_WARMUP:,})",
+        default=None,
+        help=(
+            f"warm-up requests, not counted (default {policies.DEFAULT_WARMUP:,}; "
+            f"{connector_report.DEFAULT_WARMUP:,} with --connector)"
+        ),
     )
     group.add_argument(
         "--cost-requests",
@@ -210,6 +221,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help=f"directory for the miss-ratio curve's PNG and SVG (default {DEFAULT_PLOT_DIR}/)",
     )
     _add_beyond_seed(parser)
+    connector_report.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -338,8 +350,8 @@ def run_policies(args: argparse.Namespace) -> int:
     section = policies.measure(
         pools=args.pools,
         curve_pools=args.curve_pools,
-        requests=args.requests,
-        warmup=args.warmup,
+        requests=policies.DEFAULT_REQUESTS if args.requests is None else args.requests,
+        warmup=policies.DEFAULT_WARMUP if args.warmup is None else args.warmup,
         cost_requests=args.cost_requests,
         cost_warmup=args.cost_warmup,
         mix_sizes=args.sizes,
@@ -410,11 +422,14 @@ def run_beyond_seed(args: argparse.Namespace, sections: tuple[str, ...]) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run every requested build in a child process and print the combined report."""
     sections = beyond_sections(args)
-    if sections and args.policies:
+    if sum((bool(sections), args.policies, args.connector)) > 1:
         print(
-            "embedding-cache bench: --policies and --beyond-seed are separate runs", file=sys.stderr
+            "embedding-cache bench: --policies, --beyond-seed and --connector are separate runs",
+            file=sys.stderr,
         )
         return 2
+    if args.connector:
+        return connector_report.run(args, _progress)
     if sections:
         return run_beyond_seed(args, sections)
     if args.policies:

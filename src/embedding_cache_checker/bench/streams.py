@@ -61,16 +61,19 @@ class Stream:
         return self.spec.warmup
 
 
-def _item_size(rng: random.Random) -> int:
-    low, high = ITEM_BLOCKS
+def _item_size(rng: random.Random, blocks: tuple[int, int] = ITEM_BLOCKS) -> int:
+    low, high = blocks
     return min(high, max(low, round(math.exp(rng.uniform(math.log(low), math.log(high))))))
 
 
 @functools.lru_cache(maxsize=2)
-def _catalogue(seed: int, items: int) -> tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
-    """Item keys by popularity rank, their sizes, and the Zipf cumulative weights."""
+def catalogue(
+    seed: int, items: int, blocks: tuple[int, int] = ITEM_BLOCKS
+) -> tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
+    """Item keys by popularity rank, their sizes (log-uniform in ``blocks``), and the Zipf
+    cumulative weights. Deterministic in its arguments; O(items)."""
     rng = random.Random(f"{seed}:catalogue")
-    sizes = tuple(_item_size(rng) for _ in range(items))
+    sizes = tuple(_item_size(rng, blocks) for _ in range(items))
     keys = tuple(f"item-{rank:06d}" for rank in range(items))
     weights = itertools.accumulate(1.0 / (rank + 1) ** ZIPF_EXPONENT for rank in range(items))
     return keys, sizes, tuple(weights)
@@ -91,7 +94,7 @@ def make_stream(spec: StreamSpec) -> Stream:
         raise ValueError(f"unknown workload {spec.workload!r}; choose from {', '.join(WORKLOADS)}")
     if spec.items < 1 or spec.requests < 1 or not 0 <= spec.warmup < spec.requests:
         raise ValueError(f"need items >= 1 and 0 <= warmup < requests, got {spec}")
-    item_keys, item_sizes, cum_weights = _catalogue(spec.seed, spec.items)
+    item_keys, item_sizes, cum_weights = catalogue(spec.seed, spec.items)
     total = cum_weights[-1]
     rng = random.Random(f"{spec.seed}:{spec.workload}")
     one_time = WORKLOADS[spec.workload]
