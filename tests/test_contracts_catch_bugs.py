@@ -45,6 +45,7 @@ from embedding_cache import (
 )
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy
 from embedding_cache.state import CacheState
+from embedding_cache.verification import LEASE_OPERATIONS
 from embedding_cache_checker.abstraction import abstract_state
 from embedding_cache_checker.verify.planted import PLANTED, PlantedBug, core, pairs, run_witness
 
@@ -280,8 +281,11 @@ QUICK = settings(
     report_multiple_bugs=False,
 )
 
-#: Every bug under fifo: the seed differential compares with the seed's fifo.
-DIFFERENTIAL_BUGS = [bug for bug in PLANTED if bug.applies_to("fifo")]
+#: Every bug under fifo: the seed differential compares with the seed's fifo. The
+#: seed has no leases, so a lease transition's bug is outside what it can compare.
+DIFFERENTIAL_BUGS = [
+    bug for bug in PLANTED if bug.applies_to("fifo") and bug.transition not in LEASE_OPERATIONS
+]
 
 
 @pytest.mark.parametrize("bug", DIFFERENTIAL_BUGS, ids=lambda b: b.name)

@@ -380,11 +380,17 @@ class CacheMachine(RuleBasedStateMachine):
         """Lease: pin_if_ready with a deadline (None when absent; holds nothing if not ready)."""
         self._both("lease", key, seconds)
 
+    def _pick_handle(self, pick: int) -> tuple[Lease, int]:
+        """Mostly a live lease (the model's), sometimes any lease ever handed out."""
+        live = [h for h in self.handles if h[1] in self.model.leases]
+        pool = live if live and pick % 4 else self.handles
+        return pool[(pick // 4) % len(pool)]
+
     @precondition(lambda self: self.handles)
     @rule(pick=st.integers(0, 63))
     def release_lease(self, pick: int) -> None:
         """Release of any lease handed out: True once while held; never unpins twice."""
-        lease, lease_id = self.handles[pick % len(self.handles)]
+        lease, lease_id = self._pick_handle(pick)
         via_handle = pick % 2 == 0  # Lease.release() and cache.release_lease(lease) alike
         if via_handle:
             expired = self.model.expire_due()
@@ -399,7 +405,7 @@ class CacheMachine(RuleBasedStateMachine):
     @rule(pick=st.integers(0, 63), seconds=SECONDS)
     def renew_lease(self, pick: int, seconds: float) -> None:
         """Renew: the deadline becomes now + seconds while held; False once it is not."""
-        lease, lease_id = self.handles[pick % len(self.handles)]
+        lease, lease_id = self._pick_handle(pick)
         self._lockstep("renew_lease", (lease_id, seconds), (lease, seconds))
 
     @rule(dt=SECONDS, op=st.sampled_from(AFTER_TICK_OPS), key=st.sampled_from(KEYS))

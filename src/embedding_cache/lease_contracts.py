@@ -208,11 +208,24 @@ def expire_only_due(OLD: Old, s: CacheState, result: list[str]) -> bool:
     return len(result) == OLD.due and len(s.leases.live) == OLD.pre.live - OLD.due
 
 
+def expire_rejoins_released(OLD: Old, s: CacheState, result: list[str]) -> bool:
+    """Each entry whose last pin expired rejoined the evictable set, counted (the policy's
+    release hook ran), and no other entry joined or left."""
+    rejoined = [key for key in set(result) if s.entries[key]._pin_count == 0]
+    blocks = sum(len(s.entries[key].block_ids) for key in rejoined)
+    return (
+        all(key in s.policy for key in rejoined)
+        and s.hooks.evictable_count() == OLD.pre.core.evictable_len + len(rejoined)
+        and s.evictable_blocks == OLD.pre.core.evictable + blocks
+    )
+
+
 expire_contract = _contract(
     _snap(_snap_all, "pre"),
     _snap(_due, "due"),
     _post(expire_leaves_none_due, "LeaseDeadlineInv"),
     _post(expire_only_due, "ExpireOnlyDueProp"),
+    _post(expire_rejoins_released, "EvictableSetInv"),
     _post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
 

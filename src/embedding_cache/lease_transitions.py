@@ -57,7 +57,7 @@ def lease(
     return granted
 
 
-def _own(s: CacheState, lease: object, operation: str) -> Lease:
+def own_lease(s: CacheState, lease: object, operation: str) -> Lease:
     """``lease`` if it is one this state's book granted; else the typed error. O(1)."""
     if not isinstance(lease, Lease):
         raise TypeError(f"EmbeddingCache.{operation}: expected a Lease, not {type(lease).__name__}")
@@ -79,7 +79,7 @@ def renew_lease(s: CacheState, lease: Lease, seconds: float, now: float) -> bool
         ForeignLeaseError: another cache granted ``lease`` (a ValueError).
         ValueError: ``seconds`` is negative, NaN or infinite.
     """
-    held = _own(s, lease, "renew")
+    held = own_lease(s, lease, "renew")
     seconds = lease_seconds(seconds, "renew")
     if not held._held:
         return False
@@ -102,7 +102,7 @@ def release_lease(s: CacheState, lease: Lease) -> bool:
         TypeError: ``lease`` is not a Lease.
         ForeignLeaseError: another cache granted ``lease`` (a ValueError).
     """
-    held = _own(s, lease, "release")
+    held = own_lease(s, lease, "release")
     if not held._held:
         return False
     end_lease(s, held)

@@ -74,10 +74,10 @@ from functools import partial
 from typing import Any
 
 from embedding_cache.policies import EVICTION_POLICIES, make_policy
-from embedding_cache.verification import REAL, CacheState
+from embedding_cache.verification import LEASE_OPERATIONS, REAL, CacheState, Lease
 
 from ...policy_parts import policy_part
-from . import core
+from . import core, leases
 from .bug import (
     DEFAULT_POLICY,
     LAYERS,
@@ -107,8 +107,10 @@ def _policy_bugs(policy: str) -> tuple[PlantedBug, ...]:
 
 
 #: Every planted bug: the shared core's first, then each policy's (registry order).
-PLANTED: tuple[PlantedBug, ...] = core.BUGS + tuple(
-    bug for policy in EVICTION_POLICIES for bug in _policy_bugs(policy)
+PLANTED: tuple[PlantedBug, ...] = (
+    core.BUGS
+    + leases.BUGS
+    + tuple(bug for policy in EVICTION_POLICIES for bug in _policy_bugs(policy))
 )
 
 #: Bugs in a query's answer, which no layer of ``LAYERS`` can see (module docstring).
@@ -152,13 +154,43 @@ def pairs(layer: str | None = None) -> Iterator[tuple[PlantedBug, str]]:
 QUERIES = ("has_held_entries",)
 
 
-def call(ops: Mapping[str, Callable[..., Any]], s: CacheState, step: Call) -> object:
-    """Run one witness call on ``s``; a query from ``ops`` or, when absent, the real one.
-    O(the operation)."""
+def call(
+    ops: Mapping[str, Callable[..., Any]],
+    s: CacheState,
+    step: Call,
+    leases: list[Lease] | None = None,
+) -> object:
+    """Run one witness call on ``s``; a query or lease call from ``ops`` or, when absent,
+    the real one. O(the operation).
+
+    Lease calls read the clock as the state last saw it (0 before any expiry):
+    ``("lease", key, seconds)`` appends the lease it grants to ``leases``;
+    ``("release_lease", key)`` and ``("renew_lease", key, seconds)`` act on the
+    latest lease granted on ``key``; ``("expire_leases", "", now)`` moves the
+    clock to ``now``.
+    """
     op, key, *n = step
     if op in QUERIES:
         return ops.get(op, getattr(REAL, op))(s)
+    if op in LEASE_OPERATIONS:
+        return _lease_call(
+            ops.get(op, getattr(REAL, op)), s, step, [] if leases is None else leases
+        )
     return ops[op](s, key, *n)
+
+
+def _lease_call(func: Callable[..., Any], s: CacheState, step: Call, leases: list[Lease]) -> object:
+    op, key, *n = step
+    now = max(s.leases.now, 0.0)
+    if op == "expire_leases":
+        return func(s, float(n[0]))
+    if op == "lease":
+        granted = func(s, key, n[0], now)
+        if isinstance(granted, Lease):
+            leases.append(granted)
+        return granted
+    lease = next(held for held in reversed(leases) if held.key == key)
+    return func(s, lease, n[0], now) if op == "renew_lease" else func(s, lease)
 
 
 def run_witness(
@@ -183,13 +215,14 @@ def run_witness(
     real = real_operations(checked)
     spec = partial(EVICTION_POLICIES[name], **{**bug.params, **params})
     s = CacheState(bug.witness_blocks, make_policy(spec, bug.witness_blocks))
+    granted: list[Lease] = []
     for step in bug.witness[:-1]:
-        call(real, s, step)
+        call(real, s, step, granted)
     ops = real
     if planted:
         bug.plant(s)
         ops = bug.operations(checked)
-    return call(ops, s, bug.witness[-1]), s
+    return call(ops, s, bug.witness[-1], granted), s
 
 
 __all__ = [

@@ -1,0 +1,130 @@
+"""Planted bugs of the pin leases: broken copies of lease transitions, wearing the real contracts.
+
+NEVER used by the cache. Each is a copy of one function of
+``embedding_cache.lease_transitions`` with one plausible mistake, decorated
+with that operation's own contract (``lease_contracts``), the same mistakes
+as the TLA+ lease bug models (tla/leases/): expiry that skips the policy's
+release hook, a release after expiry that unpins again, and expiry of a
+lease not yet due. Shared bugs (every policy). The layers that replay TLA+
+state graphs, validate traces or run CrossHair do not drive lease calls
+(``WHY_BLIND``); the contracts, the sweep and the stateful test catch them.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+from embedding_cache.verification import (
+    CacheState,
+    Lease,
+    end_lease,
+    lease_contracts,
+    own_lease,
+    set_pin_count,
+    unpin_step,
+)
+
+from .bug import LAYERS, Call, PlantedBug
+
+#: Why the other layers are blind to lease bugs.
+WHY_BLIND = (
+    "lease calls are not in the replayed TLA+ state graphs, the recorded traces or "
+    "the CrossHair targets; the lease TLA+ bug models (tla/leases/) plant the same mistakes"
+)
+
+
+@lease_contracts.expire_contract
+def expire_leases_skips_release(s: CacheState, now: float) -> list[str]:
+    """Expire (bug: a due lease's pin is dropped without the policy's release hook or
+    the evictable count, so the entry's last pin leaves it ready, unpinned and never
+    evictable)."""
+    book = s.leases
+    book.now = now
+    heap = book.heap
+    expired: list[str] = []
+    while heap and heap[0][0] < now:
+        deadline, lease_id = heapq.heappop(heap)
+        held = book.live.get(lease_id)
+        if held is not None and held._deadline == deadline:
+            del book.live[lease_id]
+            held._held = False
+            left = book.per_key[held.key] - 1
+            if left:
+                book.per_key[held.key] = left
+            else:
+                del book.per_key[held.key]
+            entry = s.entries[held.key]
+            set_pin_count(entry, entry.pin_count - 1)  # BUG: no unpin_step, no release hook
+            expired.append(held.key)
+    return expired
+
+
+@lease_contracts.release_contract
+def release_lease_unpins_again(s: CacheState, lease: Lease) -> bool:
+    """Release (bug: it asks whether the entry is pinned, not whether the lease still
+    holds: after expiry the release takes another holder's pin)."""
+    held = own_lease(s, lease, "release_lease")  # the real check, unchanged
+    entry = s.entries.get(held.key)
+    if entry is None or entry.pin_count <= 0:
+        return False
+    if held._id in s.leases.live:
+        end_lease(s, held)
+    else:
+        unpin_step(s, held.key, entry)  # BUG: the lease had ended
+    return True
+
+
+@lease_contracts.expire_contract
+def expire_leases_not_due(s: CacheState, now: float) -> list[str]:
+    """Expire (bug: a renewed lease's old heap pair is taken for it, so the lease
+    expires at its first deadline, before the renewed one)."""
+    book = s.leases
+    book.now = now
+    heap = book.heap
+    expired: list[str] = []
+    while heap and heap[0][0] < now:
+        _, lease_id = heapq.heappop(heap)
+        held = book.live.get(lease_id)
+        if held is not None:  # BUG: no check that this pair is the lease's deadline
+            end_lease(s, held)
+            expired.append(held.key)
+    return expired
+
+
+def _lease_bug(
+    name: str,
+    body: Callable[..., Any],
+    expect: tuple[str, ...],
+    witness: tuple[Call, ...],
+    tla: str | None,
+) -> PlantedBug:
+    return PlantedBug(
+        name, None, "transition", witness[-1][0], frozenset(expect), tla, witness, 3, body=body,
+        blind=frozenset(layer for layer in LAYERS if layer not in ("contracts", "stateful")),
+        why_blind=WHY_BLIND,
+    )  # fmt: skip
+
+
+#: A ready one-block entry 'a' with a lease due at 1 (the clock at 0).
+LEASED_A: tuple[Call, ...] = (("alloc", "a", 1), ("mark_ready", "a"), ("lease", "a", 1))
+
+#: The catalogue entries (``planted`` assembles them with the others).
+BUGS: tuple[PlantedBug, ...] = (
+    _lease_bug(
+        "ExpirySkipsRelease", expire_leases_skips_release,
+        ("EvictableSetInv", "EvictableCountInv"),
+        (*LEASED_A, ("expire_leases", "", 2)), None,
+    ),
+    _lease_bug(
+        "ReleaseAfterExpiryUnpins", release_lease_unpins_again,
+        ("LeasePinsInv",),
+        (*LEASED_A, ("pin", "a"), ("expire_leases", "", 2), ("release_lease", "a")), None,
+    ),
+    _lease_bug(
+        "ExpireNotDue", expire_leases_not_due,
+        ("ExpireOnlyDueProp",),
+        (*LEASED_A, ("renew_lease", "a", 5), ("expire_leases", "", 2)), None,
+    ),
+)  # fmt: skip
