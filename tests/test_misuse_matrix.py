@@ -1,10 +1,11 @@
 """The misuse matrix of spec/MISUSE.md: read from that file and checked cell by cell.
 
 ``spec/MISUSE.md`` holds one table cell per (method, argument kinds, lifecycle
-state of the key) with the outcome SPEC.md requires: an error (exact class,
-family, message, attributes, and nothing changed) or a result (and the key's
-state afterwards). This module parses those tables at import, so the spec
-file and the test cannot drift, and runs:
+state of the key), the lease calls' included, with the outcome SPEC.md
+requires: an error (exact class, family, message, attributes, and nothing
+changed, leases included) or a result (and the key's state afterwards).
+This module parses those tables at import, so the spec file and the test
+cannot drift, and runs:
 
 * ``test_cell``: every cell for every policy case (``POLICY_CASES``), in the
   build of this process;
@@ -23,6 +24,7 @@ the whole matrix is O(cells x policies).
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 import os
 import re
@@ -41,12 +43,16 @@ from embedding_cache import (
     EVICTION_POLICIES,
     CacheEntry,
     EmbeddingCache,
+    ForeignLeaseError,
+    Lease,
     LifecycleError,
     UnknownKeyError,
     transitions,
 )
+from embedding_cache.leases import lease_seconds
 from embedding_cache.policies import PolicySpec
 from embedding_cache.state import CacheState
+from embedding_cache.verification import Transitions, lease_transitions, unpin_step
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -75,6 +81,12 @@ def _this_build() -> str:
 STATES = ("absent", "not-ready", "ready", "pinned(1)", "pinned(2)")
 #: The well-formed key whose state the columns name.
 KEY = "k"
+#: The reading of every cell's clock: it stands still, so no lease is ever due.
+NOW = 100.0
+#: How long the leases the cells take beforehand last (``Granted``, ``Ended``, ``Foreign``).
+LEASED_FOR = 5.0
+#: The verb a lease call's messages name (the ``Lease`` handle's method names).
+VERBS = {"lease": "lease", "renew_lease": "renew", "release_lease": "release"}
 
 
 # --------------------------------------------------------------------------
@@ -146,13 +158,52 @@ def _tables(text: str) -> dict[str, list[list[str]]]:
     return tables
 
 
-def _names(pool: int) -> dict[str, Any]:
-    return {"__builtins__": {}, "N": pool, "StrSub": StrSub, "StrLike": StrLike, "Index": Index}
+def _leases(cache: EmbeddingCache | None) -> dict[str, Callable[[str], Lease]]:
+    """The lease makers of section 1, taking their leases on ``cache`` (none without one)."""
+
+    def need() -> EmbeddingCache:
+        if cache is None:
+            raise ValueError("spec/MISUSE.md: a lease expression outside a cell")
+        return cache
+
+    def granted(key: str) -> Lease:
+        lease = need().lease(key, LEASED_FOR)
+        assert lease is not None and lease.held, f"setup: no lease on {key!r}"
+        return lease
+
+    def ended(key: str) -> Lease:
+        lease = granted(key)
+        assert lease.release(), f"setup: the lease on {key!r} did not release"
+        return lease
+
+    def foreign(key: str) -> Lease:
+        other = EmbeddingCache(1, clock=lambda: NOW)
+        other.alloc(key, 1)
+        other.mark_ready(key)
+        lease = other.lease(key, LEASED_FOR)
+        assert lease is not None
+        return lease
+
+    return {"Granted": granted, "Ended": ended, "Foreign": foreign}
 
 
-def _value(expr: str, pool: int) -> Any:
-    """A key or count as the table writes it (a Python expression over ``_names``)."""
-    return eval(expr, _names(pool))
+def _names(pool: int, cache: EmbeddingCache | None = None) -> dict[str, Any]:
+    return {
+        "__builtins__": {},
+        "N": pool,
+        "StrSub": StrSub,
+        "StrLike": StrLike,
+        "Index": Index,
+        "nan": math.nan,
+        "inf": math.inf,
+        **_leases(cache),
+    }
+
+
+def _value(expr: str, pool: int, cache: EmbeddingCache | None = None) -> Any:
+    """A key, count, lease or seconds as the table writes it (a Python expression over
+    ``_names``; the lease makers take their leases on ``cache``)."""
+    return eval(expr, _names(pool, cache))
 
 
 @dataclass(frozen=True)
@@ -169,8 +220,10 @@ class ErrorSpec:
 class Success:
     """A non-error outcome: the result, and the key's state after (None: nothing changes)."""
 
-    result: str  # "None", "entry", "True" or "False"
+    result: str  # "None", "entry", "True", "False", "[]", "held lease" or "not-ready lease"
     state_after: str | None
+    #: The key ``state_after`` is of: KEY, or another fixture key (``'bg'``).
+    of: str = KEY
 
 
 @dataclass(frozen=True)
@@ -186,8 +239,8 @@ class Cell:
     """One cell of the matrix."""
 
     method: str
-    key_expr: str | None  # None: the method takes no key
-    count_expr: str | None  # alloc's n_blocks, else None
+    key_expr: str | None  # None: the method takes no key (a lease call's: its lease)
+    count_expr: str | None  # alloc's n_blocks, a lease call's seconds, else None
     state: str
     expect: str
     deviation: Deviation | None  # set when section 5 lists the cell
@@ -203,7 +256,8 @@ class Cell:
 
 
 _SUCCESS = re.compile(
-    r"(None|entry|True|False)(?:, (unchanged)| → (absent|not-ready|ready|pinned\(\d+\)))"
+    r"(None|entry|True|False|\[\]|held lease|not-ready lease)"
+    r"(?:, (unchanged)|(?:, '(\w+)')? → (absent|not-ready|ready|pinned\(\d+\)))"
 )
 
 
@@ -229,7 +283,9 @@ class Matrix:
         match = _SUCCESS.fullmatch(cell.expect)
         if match is None:
             raise ValueError(f"spec/MISUSE.md: {cell.id}: unknown outcome {cell.expect!r}")
-        return Success(match.group(1), None if match.group(2) else match.group(3))
+        if match.group(2):
+            return Success(match.group(1), None)
+        return Success(match.group(1), match.group(4), match.group(3) or KEY)
 
 
 def _split(cell: str) -> list[str]:
@@ -287,6 +343,12 @@ def load(path: Path = SPEC) -> Matrix:
         add("alloc", key, count, outcomes)
     for method, *outcomes in tables["no-argument"]:
         add(method, None, None, outcomes)
+    for key, seconds, _kind, *outcomes in tables["lease"]:
+        add("lease", key, seconds, outcomes)
+    for lease, seconds, _kind, *outcomes in tables["renew"]:
+        add("renew_lease", lease, seconds, outcomes)
+    for lease, _kind, *outcomes in tables["release"]:
+        add("release_lease", lease, None, outcomes)
     assert not deviations, f"spec/MISUSE.md section 5 lists cells the matrix lacks: {deviations}"
     matrix = Matrix(pool, fixture, errors, tuple(cells))
     for cell in cells:
@@ -310,8 +372,9 @@ class MismatchError(AssertionError):
 
 
 def build(eviction: PolicySpec, state: str, matrix: Matrix = MATRIX) -> EmbeddingCache:
-    """The cell's cache: the fixture of spec/MISUSE.md with KEY in ``state``. O(N)."""
-    cache = EmbeddingCache(matrix.pool, eviction=eviction)
+    """The cell's cache: the fixture of spec/MISUSE.md with KEY in ``state``, its clock
+    standing at NOW. O(N)."""
+    cache = EmbeddingCache(matrix.pool, eviction=eviction, clock=lambda: NOW)
     for key, blocks, fixed in matrix.fixture:
         target = state if fixed == "column" else fixed
         if target == "absent":
@@ -328,6 +391,24 @@ def build(eviction: PolicySpec, state: str, matrix: Matrix = MATRIX) -> Embeddin
 def state_of(cache: EmbeddingCache, key: str) -> str:
     entry = cache._state.entries.get(key)
     return "absent" if entry is None else entry.state_name()
+
+
+def lease_book(cache: EmbeddingCache) -> tuple[Any, ...]:
+    """The cache's leases as section 2 observes them: every live lease's id, key,
+    deadline and held flag, the heap in order, the count per key, the last expiry time
+    and the next lease id. O(leases)."""
+    book = cache._state.leases
+    live = tuple(sorted((i, x.key, x.deadline, x.held) for i, x in book.live.items()))
+    return live, tuple(book.heap), tuple(sorted(book.per_key.items())), book.now, book.next_id
+
+
+def _loose(book: tuple[Any, ...], method: str) -> tuple[Any, ...]:
+    """What a call that changes nothing keeps of ``lease_book``: all but the next id (a
+    not-ready lease takes one), and for a renewal all but its deadline and heap pair."""
+    live, heap, per_key, now, _next_id = book
+    if method == "renew_lease":
+        return tuple((i, key, held) for i, key, _deadline, held in live), per_key, now
+    return live, heap, per_key, now
 
 
 def _expect(ok: bool, cell: Cell, check: str, detail: str) -> None:
@@ -352,8 +433,13 @@ def check_error(
         n_type=type(n).__name__,
         n=n,
         N=pool,
+        verb=VERBS.get(cell.method, cell.method),
+        lease_key=key.key if isinstance(key, Lease) else None,
     )
     _expect(str(exc) == message, cell, "message", f"{str(exc)!r} != {message!r}")
+    if isinstance(exc, ForeignLeaseError):
+        ok = isinstance(key, Lease) and exc.key == key.key
+        _expect(ok, cell, "attributes", repr(exc.__dict__))
     if isinstance(exc, LifecycleError):
         _expect(exc.key == key and exc.state == cell.state, cell, "attributes", repr(exc.__dict__))
     if isinstance(exc, UnknownKeyError):
@@ -367,10 +453,12 @@ def check_cell(cache: EmbeddingCache, cell: Cell, matrix: Matrix = MATRIX) -> No
     Raises MismatchError naming the first check that fails. O(N + entries).
     """
     spec = matrix.outcome(cell)
-    key = _value(cell.key_expr, matrix.pool) if cell.key_expr is not None else None
-    n = _value(cell.count_expr, matrix.pool) if cell.count_expr is not None else None
+    pool = matrix.pool
+    key = _value(cell.key_expr, pool, cache) if cell.key_expr is not None else None
+    n = _value(cell.count_expr, pool, cache) if cell.count_expr is not None else None
     args = [a for a, expr in ((key, cell.key_expr), (n, cell.count_expr)) if expr is not None]
     before = observe(cache)
+    leases_before = lease_book(cache)
     entry_before = cache._state.entries.get(KEY)
     exc: BaseException | None = None
     result: object = None
@@ -381,14 +469,24 @@ def check_cell(cache: EmbeddingCache, cell: Cell, matrix: Matrix = MATRIX) -> No
     if isinstance(spec, ErrorSpec):
         check_error(cell, spec, exc, key, n, matrix.pool)
         _expect(observe(cache) == before, cell, "state changed", "after the error")
+        leases = lease_book(cache)
+        _expect(
+            leases == leases_before, cell, "state changed", f"leases {leases_before} -> {leases}"
+        )
     else:
         _expect(exc is None, cell, "raised", f"{type(exc).__name__}: {exc}")
-        check_result(cell, spec, cache, result, entry_before, n)
+        check_result(cell, spec, cache, result, entry_before, key, n)
         if spec.state_after is None:
             _expect(observe(cache) == before, cell, "state changed", "after a no-op call")
+            kept = _loose(lease_book(cache), cell.method)
+            unchanged = kept == _loose(leases_before, cell.method)
+            _expect(unchanged, cell, "state changed", "the live leases, after a no-op")
         else:
-            after = state_of(cache, KEY)
-            _expect(after == spec.state_after, cell, "state after", f"{KEY!r} is {after}")
+            after = state_of(cache, spec.of)
+            _expect(after == spec.state_after, cell, "state after", f"{spec.of!r} is {after}")
+            if spec.of != KEY:
+                now = state_of(cache, KEY)
+                _expect(now == cell.state, cell, "state after", f"{KEY!r} is {now}")
     try:
         cache.check()
     except AssertionError as broken:
@@ -401,10 +499,26 @@ def check_result(
     cache: EmbeddingCache,
     result: object,
     entry_before: CacheEntry | None,
+    key: Any,
     n: Any,
 ) -> None:
-    """The result is the one the cell names."""
-    if spec.result == "entry":
+    """The result is the one the cell names (a renewal's: the deadline it moved)."""
+    if spec.result in ("held lease", "not-ready lease"):
+        entry = cache._state.entries.get(KEY)
+        held = spec.result == "held lease"
+        ok = (
+            isinstance(result, Lease)
+            and entry is not None
+            and result.key == key
+            and result.block_ids == entry.block_ids
+            and result.ready is held
+            and result.held is held
+            and result.deadline == (NOW + float(n) if held else None)
+        )
+        _expect(ok, cell, "result", f"returned {result!r}, entry {entry!r}")
+    elif spec.result == "[]":
+        _expect(result == [] and isinstance(result, list), cell, "result", f"returned {result!r}")
+    elif spec.result == "entry":
         live = cache._state.entries.get(KEY)
         detail = f"returned {result!r}, live entry {live!r}, before {entry_before!r}"
         if not isinstance(result, CacheEntry) or result is not live:
@@ -417,6 +531,10 @@ def check_result(
     else:
         want = {"None": None, "True": True, "False": False}[spec.result]
         _expect(result is want, cell, "result", f"returned {result!r}")
+    if cell.method == "renew_lease" and isinstance(key, Lease):
+        # True moved the deadline to now + seconds; an ended lease keeps the one it had.
+        deadline = NOW + float(n) if result is True else NOW + LEASED_FOR
+        _expect(key.deadline == deadline, cell, "result", f"deadline {key.deadline}")
 
 
 # --------------------------------------------------------------------------
@@ -458,6 +576,11 @@ def test_cell(cell: Cell) -> None:
 KEY_KINDS = {"'k'", "StrSub('k')", "1", "None", "b'k'", "('k',)", "['k']", "StrLike('k')"}
 COUNT_KINDS = {"1", "0", "N - 1", "N", "N + 1", "10**30", "Index(1)", "-1", "True", "False"}
 COUNT_KINDS |= {"1.0", "'1'", "None"}
+SECONDS_KINDS = {"5", "0", "2.5", "-1", "-0.5", "nan", "inf", "-inf", "10**400", "Index(5)"}
+SECONDS_KINDS |= {"'5'", "None", "True", "False"}
+LEASE_KINDS = {"Granted('bg')", "Ended('bg')", "Foreign('k')", "None", "'k'", "1"}
+#: The methods whose first argument is a lease, not a key.
+LEASE_TAKING = {"release_lease", "renew_lease"}
 
 
 def _public_methods() -> set[str]:
@@ -478,13 +601,29 @@ def test_the_table_covers_every_public_method_and_state_once() -> None:
     assert all(states == set(STATES) for states in by_call.values())
 
 
+def _seconds(method: str, first: str) -> set[str | None]:
+    return {c.count_expr for c in MATRIX.cells if c.method == method and c.key_expr == first}
+
+
 def test_the_table_covers_every_argument_kind() -> None:
-    for method in _public_methods() - {"has_held_entries", "check"}:
+    no_key = {"has_held_entries", "check", "expire_leases"}
+    for method in _public_methods() - no_key - LEASE_TAKING:
         keys = {c.key_expr for c in MATRIX.cells if c.method == method}
         assert keys == KEY_KINDS, method
     for key in KEY_KINDS:
         counts = {c.count_expr for c in MATRIX.cells if c.method == "alloc" and c.key_expr == key}
         assert counts == COUNT_KINDS, key
+    # lease: every kind of seconds for a well-formed key; well-formed and negative for the rest.
+    for key in KEY_KINDS:
+        well_formed = key in ("'k'", "StrSub('k')")
+        assert _seconds("lease", key) == (SECONDS_KINDS if well_formed else {"5", "-1"}), key
+    for method in LEASE_TAKING:
+        leases = {c.key_expr for c in MATRIX.cells if c.method == method}
+        assert leases == LEASE_KINDS, method
+    for lease in LEASE_KINDS:
+        own = lease in ("Granted('bg')", "Ended('bg')")
+        assert _seconds("renew_lease", lease) == (SECONDS_KINDS if own else {"5", "-1"}), lease
+        assert _seconds("release_lease", lease) == {None}, lease
     assert set(EVICTION_POLICIES) <= set(POLICY_CASES)
 
 
@@ -574,7 +713,7 @@ def test_matrix_in_build(build_name: str, children: dict[str, subprocess.Popen[s
 
 def _planted(eviction: PolicySpec, state: str, **overrides: Callable[..., Any]) -> EmbeddingCache:
     cache = build(eviction, state)
-    cache._ops = transitions.Transitions(overrides)
+    cache._ops = Transitions(overrides)
     return cache
 
 
@@ -675,6 +814,67 @@ def _pin_if_ready_raises_not_ready(s: CacheState, key: str) -> Any:
     return transitions.pin_if_ready(s, key)
 
 
+def _lease_pins_first(s: CacheState, key: str, seconds: float, now: float, owner: Any) -> Any:
+    """Pins the entry, then validates the seconds: the pin stays behind the error."""
+    entry = s.entries.get(key) if isinstance(key, str) else None
+    if entry is not None and entry._pin_count >= 0:
+        entry._pin_count += 1  # the bug: the validation below should come first
+        lease_seconds(seconds, "lease")  # raises with the pin taken
+        entry._pin_count -= 1
+    return lease_transitions.lease(s, key, seconds, now, owner)
+
+
+def _lease_accepts_infinity(s: CacheState, key: str, seconds: float, now: float, owner: Any) -> Any:
+    """Takes an infinite lease as a plain pin (no ValueError)."""
+    if isinstance(seconds, float) and math.isinf(seconds) and seconds > 0:
+        seconds = 1e300
+    return lease_transitions.lease(s, key, seconds, now, owner)
+
+
+def _lease_books_a_not_ready_lease(
+    s: CacheState, key: str, seconds: float, now: float, owner: Any
+) -> Any:
+    """Puts a not-ready lease's deadline on the heap (it holds nothing, has none)."""
+    granted = lease_transitions.lease(s, key, seconds, now, owner)
+    if isinstance(granted, Lease) and not granted.ready:
+        s.leases.heap.append(
+            (now + seconds, granted._id)
+        )  # the bug: every call now reads the clock
+    return granted
+
+
+def _release_unpins_an_ended_lease(s: CacheState, lease: Lease) -> bool:
+    """A release after the lease ended unpins its entry again (the entry may be another's)."""
+    if isinstance(lease, Lease) and lease._book is s.leases and not lease.held:
+        entry = s.entries.get(lease.key)
+        if entry is not None:
+            unpin_step(s, lease.key, entry)
+        return False
+    return lease_transitions.release_lease(s, lease)
+
+
+def _foreign_is_a_type_error(s: CacheState, lease: Lease) -> bool:
+    """Reports a foreign lease as a non-Lease (the wrong class)."""
+    if isinstance(lease, Lease) and lease._book is not s.leases:
+        raise TypeError(f"EmbeddingCache.release: expected a Lease, not {type(lease).__name__}")
+    return lease_transitions.release_lease(s, lease)
+
+
+def _renew_checks_held_first(s: CacheState, lease: Lease, seconds: float, now: float) -> bool:
+    """Returns False for an ended lease before checking the seconds (the order broken)."""
+    if isinstance(lease, Lease) and lease._book is s.leases and not lease.held:
+        return False
+    return lease_transitions.renew_lease(s, lease, seconds, now)
+
+
+def _renew_keeps_the_deadline(s: CacheState, lease: Lease, seconds: float, now: float) -> bool:
+    """Says True but moves nothing."""
+    if isinstance(lease, Lease) and lease._book is s.leases and lease.held:
+        lease_seconds(seconds, "renew")
+        return True
+    return lease_transitions.renew_lease(s, lease, seconds, now)
+
+
 #: name -> (policy, transition overrides, the check that must catch it)
 PLANTED: dict[str, tuple[str, dict[str, Callable[..., Any]], str]] = {
     "unpin changes state before raising": (
@@ -705,6 +905,33 @@ PLANTED: dict[str, tuple[str, dict[str, Callable[..., Any]], str]] = {
         {"pin_if_ready": _pin_if_ready_raises_not_ready},
         "raised",
     ),
+    "lease pins before checking the seconds": (
+        "fifo",
+        {"lease": _lease_pins_first},
+        "state changed",
+    ),
+    "lease accepts infinite seconds": ("fifo", {"lease": _lease_accepts_infinity}, "no error"),
+    "lease books a not-ready lease": (
+        "fifo",
+        {"lease": _lease_books_a_not_ready_lease},
+        "state changed",
+    ),
+    "release after the end unpins again": (
+        "fifo",
+        {"release_lease": _release_unpins_an_ended_lease},
+        "state changed",
+    ),
+    "a foreign lease is a TypeError": (
+        "fifo",
+        {"release_lease": _foreign_is_a_type_error},
+        "class",
+    ),
+    "renew checks held before the seconds": (
+        "fifo",
+        {"renew_lease": _renew_checks_held_first},
+        "no error",
+    ),
+    "renew keeps the deadline": ("fifo", {"renew_lease": _renew_keeps_the_deadline}, "result"),
 }
 
 

@@ -63,6 +63,7 @@ def _lin(policy: str, ok: bool = True) -> dict[str, Any]:
         "not_linearizable": 0 if ok else 1,
         "undecided": 0,
         "operations": 640,
+        "lease_calls": 200,
         "sweep_failures": 0,
         "seconds": 0.5,
         "witness": None if ok else "NOT linearizable: ...",

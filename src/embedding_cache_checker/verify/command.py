@@ -214,8 +214,8 @@ def _policy_rows(report: VerifyReport, section: dict[str, Any]) -> list[tuple[st
         row(
             "linearizability",
             f"{lin['linearizable']}/{lin['histories']} histories "
-            f"({lin['operations']} calls) linearizable, mutants caught "
-            f"{lin['mutants_caught']}/{lin['mutants_total']}",
+            f"({lin['operations']} calls, {lin['lease_calls']} on leases) linearizable, "
+            f"mutants caught {lin['mutants_caught']}/{lin['mutants_total']}",
         )
     return rows
 

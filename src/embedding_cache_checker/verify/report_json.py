@@ -19,7 +19,14 @@ if TYPE_CHECKING:
     from .report import VerifyReport
 
 #: The per-history counts of a linearizability report that add up over policies.
-_LIN_COUNTS = ("histories", "operations", "linearizable", "not_linearizable", "undecided")
+_LIN_COUNTS = (
+    "histories",
+    "operations",
+    "lease_calls",
+    "linearizable",
+    "not_linearizable",
+    "undecided",
+)
 
 
 def _replay_json(r: ReplayRun) -> dict[str, Any]:

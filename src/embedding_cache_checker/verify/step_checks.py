@@ -43,5 +43,6 @@ def run_linearizability(job: Job, policy: str) -> None:
     )
     job.progress(
         f"linearizability [{policy}] {row['linearizable']}/{row['histories']} histories "
-        f"({row['operations']} calls) linearizable in {row['seconds']:.1f} s; mutants: {hunts}"
+        f"({row['operations']} calls, {row['lease_calls']} of them lease calls) linearizable "
+        f"in {row['seconds']:.1f} s; mutants: {hunts}"
     )

@@ -130,7 +130,7 @@ def check_calls(
     ) -> Iterator[tuple[int, Call, Node, Pending]]:
         """The minimal calls at ``pos`` whose outcome agrees with the spec's in ``node``."""
         for t, call in minimal(pos):
-            outcome, after = spec.step(node, call.op, call.args)
+            outcome, after = spec.step(node, call)
             if agrees(call.outcome, outcome):
                 settled = _settle(call, outcome, after, pending)
                 if settled is not None:
@@ -164,7 +164,7 @@ def check_calls(
             if path:
                 path.pop()
     prefix, pos, node = best
-    stuck = tuple((call, spec.step(node, call.op, call.args)[0]) for _, call in minimal(pos))
+    stuck = tuple((call, spec.step(node, call)[0]) for _, call in minimal(pos))
     return Verdict(False, len(calls), len(seen), tuple(prefix), stuck)
 
 

@@ -14,6 +14,12 @@ Two kinds:
 * split -- one operation done as two critical sections (two lock
   acquisitions), so another call can run between its check and its act;
 * unlocked -- one method with its ``with self._lock`` removed.
+
+Two of the split ones are the lease calls': a release that checks the lease
+is held, then ends it (an expiry in between makes it unpin a second time),
+and a lease that reads the entry and the clock, then grants (the entry may be
+gone, or the reading stale, by then). They need the clock to move between
+their two acquisitions: a lease of 0 steps is due at the next reading.
 """
 
 from __future__ import annotations
@@ -23,11 +29,14 @@ import time
 from embedding_cache import CacheEntry, CapacityError, DuplicateAllocError, EmbeddingCache
 from embedding_cache.verification import (
     NOT_READY,
+    Lease,
+    end_lease,
     lock_of,
     set_pin_count,
     state_of,
     transitions,
     transitions_of,
+    unpin_step,
 )
 
 
@@ -133,10 +142,68 @@ class UnlockedPinIfReady(EmbeddingCache):
         return entry
 
 
-#: Every non-linearizable cache by name: two split, two unlocked.
+class SplitReleaseLease(EmbeddingCache):
+    """release_lease checks that the lease is held under one acquisition, ends it under a second.
+
+    If another call expires the lease between the two, the second finds its
+    pin already gone and unpins the entry again (the release after expiry
+    that unpins twice): a pin of someone else is taken, or a ready entry
+    turns "not ready", or the entry is gone and the call raises.
+    """
+
+    __slots__ = ()
+
+    def release_lease(self, lease: Lease) -> bool:
+        with lock_of(self):
+            s = state_of(self)
+            if self._heap:
+                self._expire_due()
+            if not isinstance(lease, Lease) or lease._book is not s.leases or not lease.held:
+                return transitions_of(self).release_lease(s, lease)  # raises, or False
+        time.sleep(0)  # the window: the lock is free here
+        with lock_of(self):
+            s = state_of(self)
+            if lease.held:
+                end_lease(s, lease)
+            else:  # the bug: it was held when looked at, so its pin is released regardless
+                unpin_step(s, lease.key, s.entries[lease.key])
+            return True
+
+
+class SplitLease(EmbeddingCache):
+    """lease reads the clock and the entry under one acquisition, grants under a second.
+
+    Between the two the entry can be evicted or discarded (the grant then
+    raises: it trusted the first look), and other calls can read the clock
+    later than this lease's reading, which it still grants at.
+    """
+
+    __slots__ = ()
+
+    def lease(self, key: str, seconds: float) -> Lease | None:
+        with lock_of(self):
+            s = state_of(self)
+            now = self._clock()
+            if self._heap and self._heap[0][0] < now:
+                transitions_of(self).expire_leases(s, now)
+            entry = s.entries.get(key) if isinstance(key, str) else None
+            if entry is None or entry.pin_count == NOT_READY:
+                return transitions_of(self).lease(s, key, seconds, now, self)
+        time.sleep(0)  # the window: the lock is free here
+        with lock_of(self):
+            s = state_of(self)
+            current = s.entries.get(key)
+            if current is None or current.pin_count == NOT_READY:
+                transitions_of(self).pin(s, key)  # the bug: it was ready; pin raises for it
+            return transitions_of(self).lease(s, key, seconds, now, self)
+
+
+#: Every non-linearizable cache by name: four split (two of them lease calls), two unlocked.
 MUTANTS: dict[str, type[EmbeddingCache]] = {
     "split_alloc": SplitAlloc,
     "split_pin_if_ready": SplitPinIfReady,
     "unlocked_unpin": UnlockedUnpin,
     "unlocked_pin_if_ready": UnlockedPinIfReady,
+    "split_release_lease": SplitReleaseLease,
+    "split_lease": SplitLease,
 }

@@ -14,13 +14,13 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from embedding_cache.cache import EmbeddingCache
 from embedding_cache.policies import EVICTION_POLICIES
 
 from .checker import MAX_CONFIGURATIONS, Verdict, check_calls
-from .history import History, overlaps, random_plan, record_history
+from .history import LEASE_OPERATIONS, History, SteppingClock, overlaps, random_plan, record_history
 from .mutants import MUTANTS
 
 #: Cache size and shared keys of every history: small, so calls collide.
@@ -29,8 +29,13 @@ KEYS = 3
 #: Histories tried per mutant before it counts as missed.
 MUTANT_BUDGET = 200
 
-#: Builds the cache a history runs on, from (num_blocks, policy name).
-CacheFactory = Callable[[int, str], EmbeddingCache]
+
+class CacheFactory(Protocol):
+    """Builds the cache a history runs on (``EmbeddingCache`` or a mutant class is one)."""
+
+    def __call__(
+        self, num_blocks: int, eviction: str, *, clock: Callable[[], float]
+    ) -> EmbeddingCache: ...
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,9 @@ def run_one(
 ) -> Checked:
     """Record one random history on a fresh cache and check it. See ``checker`` for the cost."""
     plan = random_plan(rng, threads, ops_per_thread, keys, num_blocks)
+    clock = SteppingClock()
     t0 = time.perf_counter()
-    history = record_history(factory(num_blocks, policy), plan)
+    history = record_history(factory(num_blocks, policy, clock=clock), plan, clock=clock)
     t1 = time.perf_counter()
     verdict = check_calls(history.calls, num_blocks, policy, max_configurations=max_configurations)
     return Checked(history, verdict, t1 - t0, time.perf_counter() - t1)
@@ -86,8 +92,8 @@ def hunt(
 _COUNTED_AS = {True: "linearizable", False: "not_linearizable", None: "undecided"}
 
 
-def _real(num_blocks: int, policy: str) -> EmbeddingCache:
-    return EmbeddingCache(num_blocks, eviction=policy)
+def _real(num_blocks: int, eviction: str, *, clock: Callable[[], float]) -> EmbeddingCache:
+    return EmbeddingCache(num_blocks, eviction=eviction, clock=clock)
 
 
 def linearizability_report(
@@ -127,6 +133,8 @@ def linearizability_report(
             "not_linearizable": 0,
             "undecided": 0,
             "operations": 0,
+            "lease_calls": 0,
+            "expired": 0,
             "overlapping_pairs": 0,
             "overlapping_calls": 0,
             "configurations": 0,
@@ -143,6 +151,9 @@ def linearizability_report(
             row[_COUNTED_AS[v.linearizable]] += 1
             row["histories"] += 1
             row["operations"] += v.calls
+            calls = checked.history.calls
+            row["lease_calls"] += sum(c.op in LEASE_OPERATIONS for c in calls)
+            row["expired"] += sum(c.op == "expire_leases" and bool(c.outcome) for c in calls)
             pairs, touched = overlaps(checked.history.calls)
             row["overlapping_pairs"] += pairs
             row["overlapping_calls"] += touched
@@ -195,7 +206,8 @@ def format_report(report: Mapping[str, Any]) -> str:
     for policy, r in report["policies"].items():
         lines.append(
             f"  {policy:8} {r['linearizable']}/{r['histories']} histories linearizable, "
-            f"{r['operations']} calls ({r['overlapping_calls']} overlapping another), "
+            f"{r['operations']} calls ({r['lease_calls']} on leases; "
+            f"{r['overlapping_calls']} overlapping another), "
             f"{r['configurations']} configurations, "
             f"sweep failures {r['sweep_failures']}, {r['seconds']:.1f}s "
             f"(check {r['check_seconds']:.2f}s, max {r['max_check_seconds'] * 1000:.0f} ms)"

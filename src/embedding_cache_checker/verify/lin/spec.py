@@ -7,56 +7,145 @@ deterministic, so the same calls in the same order give the same outcomes,
 block ids included. States are never mutated once made (a step works on a
 clone), so the checker can branch from any of them; each carries a hashable
 fingerprint, and steps are memoised on (fingerprint, call).
+
+Leases and the clock. A call is replayed with the clock reading it made
+(``Call.reads``), as the cache makes it: ``lease`` and ``renew_lease`` read
+the clock always; every other call (``expire_leases`` too) only while the
+lease book's heap is not empty, and then first releases the due leases
+(deadline < now). A call whose readings are not the ones the cache would
+make in the model's state cannot be placed there (``Impossible``), nor can
+a reading below one already placed: the cache reads its clock under its
+lock, so in the order of its critical sections the readings rise. A lease a
+call passes (``LeaseArg``) is the model's lease granted by that call: the
+model grants each lease the id ``lease_id(thread, index)`` of its call, so
+names do not depend on the order found; once it no longer holds (expired,
+released, or never ready) it is passed as a lease of this book that holds
+nothing, which is what the real handle is by then.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from embedding_cache import invariants
+from embedding_cache.leases import Lease, LeaseBook
 from embedding_cache.policies import PolicySpec, make_policy
 from embedding_cache.state import CacheState
 from embedding_cache.verification import REAL
 
 from ...abstraction import policy_view
 from ..replay import clone
-from .history import EntryView, Outcome, Raised, observe
+from .history import Call, EntryView, ForeignLease, LeaseArg, Outcome, Raised, observe
 
-#: Operations that change nothing: they run on the state itself, not a clone.
+#: Operations that change nothing but may expire leases (they run on a clone then).
 QUERIES = frozenset({"get", "has_held_entries", "len", "check"})
+#: The handle's methods are the cache's.
+ALIASES = {"Lease.release": "release_lease", "Lease.renew": "renew_lease"}
+#: The calls that read the clock whatever the state (the others: only while leases are held).
+READS_ALWAYS = frozenset({"lease", "renew_lease"})
+#: A foreign lease: one another book granted (its key is never looked at).
+_FOREIGN = Lease(None, LeaseBook(), -1, "foreign", (), None)
+
+
+class Impossible(NamedTuple):
+    """An outcome no call can have: the call cannot be placed in this state (``reason``)."""
+
+    reason: str
 
 
 class Node(NamedTuple):
-    """A model state and its fingerprint."""
+    """A model state, its fingerprint and the last clock reading placed."""
 
     state: CacheState
     fingerprint: Hashable
+    clock: float = -math.inf
+
+
+def lease_id(thread: int, index: int) -> int:
+    """The id the model grants to the lease of call ``index`` of ``thread``. O(1)."""
+    return thread * 1_000_000 + index
 
 
 def fingerprint(s: CacheState) -> Hashable:
     """Everything that decides the outcome of later calls, hashable. O(N + entries log entries).
 
     The free stack in order (it decides which ids an alloc takes), every entry
-    with its pin count and block ids, the evictable-block counter, and the
-    policy's variables (``EvictionPolicy.abstract``, which decides its victims).
+    with its pin count and block ids, the evictable-block counter, the
+    policy's variables (``EvictionPolicy.abstract``, which decides its
+    victims), and the lease book: every live lease (id, key, deadline), the
+    deadline heap (stale pairs too: they decide whether a call reads the
+    clock) and the last expiry time.
     """
+    book = s.leases
     return (
         tuple(s.free),
         tuple(sorted((k, e.pin_count, e.block_ids) for k, e in s.entries.items())),
         s.evictable_blocks,
         policy_view(s.checks.abstract()),
+        tuple(sorted((i, lease.key, lease.deadline) for i, lease in book.live.items())),
+        tuple(sorted(book.heap)),
+        book.now,
     )
 
 
-def apply(s: CacheState, op: str, args: tuple[object, ...]) -> object:
-    """Run operation ``op`` on ``s`` as the cache's method would, without the lock."""
+def _lease_of(s: CacheState, arg: object) -> Any:
+    """The object a call passed where a lease goes, as the model has it. O(1)."""
+    if isinstance(arg, LeaseArg):
+        held = s.leases.live.get(lease_id(*arg))
+        return held if held is not None else Lease(None, s.leases, lease_id(*arg), "", (), None)
+    if isinstance(arg, ForeignLease):
+        return _FOREIGN
+    return arg  # not a lease: the transition's TypeError
+
+
+def apply(s: CacheState, call: Call, now: float | None) -> object:
+    """Run ``call`` on ``s`` as the cache's method would, without the lock, at clock ``now``
+    (None: the call read no clock; then no lease is held, as the caller checked)."""
+    op = ALIASES.get(call.op, call.op)
+    if now is not None and op != "expire_leases":
+        heap = s.leases.heap
+        if heap and heap[0][0] < now:
+            REAL.expire_leases(s, now)
     if op == "len":
         return len(s.entries)
     if op == "check":
         invariants.check(s)
         return None
+    if op == "expire_leases":
+        return [] if now is None else REAL.expire_leases(s, now)
+    args: tuple[Any, ...] = call.args  # as the caller passed them: misuse included
+    if op == "release_lease":
+        return REAL.release_lease(s, _lease_of(s, args[0]))
+    if now is None:  # every call left reads the clock (``clock_of``)
+        return getattr(REAL, op)(s, *args)
+    if op == "lease":
+        s.leases.next_id = lease_id(call.thread, call.index)
+        return REAL.lease(s, args[0], args[1], now, None)
+    if op == "renew_lease":
+        return REAL.renew_lease(s, _lease_of(s, args[0]), args[1], now)
     return getattr(REAL, op)(s, *args)
+
+
+def clock_of(node: Node, call: Call) -> float | Impossible | None:
+    """The reading ``call`` used, or why it cannot be placed at ``node``. O(1).
+
+    The cache reads its clock once for a lease or renewal, once for any other
+    call while its heap is not empty, else never; and the readings rise.
+    """
+    op = ALIASES.get(call.op, call.op)
+    reads = op in READS_ALWAYS or bool(node.state.leases.heap)
+    if len(call.reads) != reads:
+        return Impossible(
+            f"the cache reads its clock {int(reads)} times here, not {len(call.reads)}"
+        )
+    if not reads:
+        return None
+    now = call.reads[0]
+    if now < node.clock:
+        return Impossible(f"clock reading {now:g} below {node.clock:g}, already placed")
+    return now
 
 
 def agrees(seen: Outcome, spec: Outcome) -> bool:
@@ -69,6 +158,8 @@ def agrees(seen: Outcome, spec: Outcome) -> bool:
     that entry's ``mark_ready`` to have begun before the caller's read
     (``late_ready``).
     """
+    if isinstance(spec, Impossible):
+        return False
     return (seen == spec and type(seen) is type(spec)) or late_ready(seen, spec)
 
 
@@ -92,23 +183,31 @@ class SequentialSpec:
 
     def __init__(self, num_blocks: int, policy: PolicySpec = "fifo") -> None:
         state = CacheState(num_blocks, make_policy(policy, num_blocks))
-        self.initial = Node(state, fingerprint(state))
-        self._steps: dict[tuple[Hashable, str, tuple[object, ...]], tuple[Outcome, Node]] = {}
+        self.initial = Node(state, (fingerprint(state), -math.inf))
+        self._steps: dict[Hashable, tuple[Outcome, Node]] = {}
 
-    def step(self, node: Node, op: str, args: tuple[object, ...]) -> tuple[Outcome, Node]:
-        """The outcome of ``op(*args)`` in ``node`` and the node after it."""
-        memo = (node.fingerprint, op, args)
+    def step(self, node: Node, call: Call) -> tuple[Outcome, Node]:
+        """The outcome of ``call`` in ``node`` and the node after it.
+
+        The node's fingerprint is the state's and the last clock reading placed.
+        """
+        now = clock_of(node, call)
+        if isinstance(now, Impossible):
+            return now, node
+        granted = lease_id(call.thread, call.index) if call.op == "lease" else None
+        memo = (node.fingerprint, call.op, call.args, now, granted)
         found = self._steps.get(memo)
         if found is not None:
             return found
         after = node
-        state = node.state if op in QUERIES else clone(node.state)
+        query = call.op in QUERIES and now is None  # nothing can change: no clone
+        state = node.state if query else clone(node.state)
         try:
-            outcome = observe(apply(state, op, args))
+            outcome = observe(apply(state, call, now))
         except Exception as exc:
             outcome = Raised(type(exc).__name__)
-        else:
-            if state is not node.state:
-                after = Node(state, fingerprint(state))
+        if not query:
+            clock = node.clock if now is None else now
+            after = Node(state, (fingerprint(state), clock), clock)
         self._steps[memo] = (outcome, after)
         return outcome, after
