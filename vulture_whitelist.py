@@ -8,6 +8,9 @@ cannot see. This file is only parsed (by vulture), never imported.
 # (tests/test_stateful.py, tests/verify/test_traces.py).
 _.any_key
 _.bad_arguments
+_.bad_lease_arguments
+_.later
+_.leases_agree
 _.teardown
 
 # pytest reads a module's pytestmark and runs autouse fixtures by their decorator

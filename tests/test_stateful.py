@@ -462,6 +462,26 @@ class CacheMachine(RuleBasedStateMachine):
         """The abstract state: entries, pins, block counts, the policy's variables, free, held."""
         model, cache = self.model, self.cache
         assert len(cache) == len(model.entries), "model disagrees: number of entries"
+        self._entries_agree()
+        got = abstract_state(cache._state)
+        expected = AbstractState(
+            entries=tuple(
+                sorted((k, AbstractEntry(e.pins, e.n_blocks)) for k, e in model.entries.items())
+            ),
+            policy=policy_view(model.policy.variables()),
+            free=model.free,
+            held=model.held(),
+        )
+        assert got.entries == expected.entries, "model disagrees: entries"
+        _policy_agrees(dict(got.policy), dict(expected.policy))
+        assert got.free == expected.free, "model disagrees: free count"
+        assert got.held == expected.held, "model disagrees: has_held_entries"
+        assert got == expected, "model disagrees: abstract state"
+        assert cache._state.evictable_blocks == model.evictable(), "model disagrees: evictable"
+
+    def _entries_agree(self) -> None:
+        """Each key's entry: presence, pins, flags and block ids (HeldBlocksStableProp)."""
+        model, cache = self.model, self.cache
         owned: set[int] = set()
         for key in KEYS:
             entry, want = cache.get(key), model.entries.get(key)
@@ -486,23 +506,13 @@ class CacheMachine(RuleBasedStateMachine):
             )
             assert owned.isdisjoint(ids), f"model disagrees: {key!r} shares blocks with another"
             owned.update(ids)
-        got = abstract_state(cache._state)
-        expected = AbstractState(
-            entries=tuple(
-                sorted((k, AbstractEntry(e.pins, e.n_blocks)) for k, e in model.entries.items())
-            ),
-            policy=policy_view(model.policy.variables()),
-            free=model.free,
-            held=model.held(),
-        )
-        assert got.entries == expected.entries, "model disagrees: entries"
-        _policy_agrees(dict(got.policy), dict(expected.policy))
-        assert got.free == expected.free, "model disagrees: free count"
-        assert got.held == expected.held, "model disagrees: has_held_entries"
-        assert got == expected, "model disagrees: abstract state"
-        assert cache._state.evictable_blocks == model.evictable(), "model disagrees: evictable"
-        live = {i: (lease.key, lease.deadline) for i, lease in cache._state.leases.live.items()}
-        assert live == model.leases, f"model disagrees: live leases {live}, model {model.leases}"
+
+    @invariant()
+    def leases_agree(self) -> None:
+        """The live leases: ids, keys and deadlines (LeasePinsInv's tally is the sweep's)."""
+        live = {i: (held.key, held.deadline) for i, held in self.cache._state.leases.live.items()}
+        want = self.model.leases
+        assert live == want, f"model disagrees: live leases {live}, model {want}"
 
 
 def _policy_agrees(got: dict[str, Any], want: dict[str, Any]) -> None:
