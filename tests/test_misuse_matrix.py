@@ -86,7 +86,7 @@ NOW = 100.0
 #: How long the leases the cells take beforehand last (``Granted``, ``Ended``, ``Foreign``).
 LEASED_FOR = 5.0
 #: The verb a lease call's messages name (the ``Lease`` handle's method names).
-VERBS = {"lease": "lease", "renew_lease": "renew", "release_lease": "release"}
+VERBS = {"lease": "lease", "renew_lease": "renew_lease", "release_lease": "release_lease"}
 
 
 # --------------------------------------------------------------------------
@@ -856,7 +856,7 @@ def _release_unpins_an_ended_lease(s: CacheState, lease: Lease) -> bool:
 def _foreign_is_a_type_error(s: CacheState, lease: Lease) -> bool:
     """Reports a foreign lease as a non-Lease (the wrong class)."""
     if isinstance(lease, Lease) and lease._book is not s.leases:
-        raise TypeError(f"EmbeddingCache.release: expected a Lease, not {type(lease).__name__}")
+        raise TypeError(f"EmbeddingCache.release_lease: expected a Lease, not {type(lease).__name__}")
     return lease_transitions.release_lease(s, lease)
 
 
@@ -870,7 +870,7 @@ def _renew_checks_held_first(s: CacheState, lease: Lease, seconds: float, now: f
 def _renew_keeps_the_deadline(s: CacheState, lease: Lease, seconds: float, now: float) -> bool:
     """Says True but moves nothing."""
     if isinstance(lease, Lease) and lease._book is s.leases and lease.held:
-        lease_seconds(seconds, "renew")
+        lease_seconds(seconds, "renew_lease")
         return True
     return lease_transitions.renew_lease(s, lease, seconds, now)
 

@@ -79,8 +79,8 @@ def renew_lease(s: CacheState, lease: Lease, seconds: float, now: float) -> bool
         ForeignLeaseError: another cache granted ``lease`` (a ValueError).
         ValueError: ``seconds`` is negative, NaN or infinite.
     """
-    held = own_lease(s, lease, "renew")
-    seconds = lease_seconds(seconds, "renew")
+    held = own_lease(s, lease, "renew_lease")
+    seconds = lease_seconds(seconds, "renew_lease")
     if not held._held:
         return False
     deadline = now + seconds
@@ -102,7 +102,7 @@ def release_lease(s: CacheState, lease: Lease) -> bool:
         TypeError: ``lease`` is not a Lease.
         ForeignLeaseError: another cache granted ``lease`` (a ValueError).
     """
-    held = own_lease(s, lease, "release")
+    held = own_lease(s, lease, "release_lease")
     if not held._held:
         return False
     end_lease(s, held)
