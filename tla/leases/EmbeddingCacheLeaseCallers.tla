@@ -44,13 +44,18 @@ LeaseCallersNext ==
 
 LeaseCallersSafety == LeaseCallersInit /\ [][LeaseCallersNext]_leaseCallerVars
 
-\* The savers' fairness of EmbeddingCacheCallers, on their calls as made here
-\* (each waits for the lazy expiry).
+\* The savers' fairness of EmbeddingCacheCallers, on their calls as made here:
+\* the successful alloc and the finish of a write (a failed alloc changes
+\* nothing, so its retry needs no fairness of its own).  Strong, where
+\* EmbeddingCacheCallers has weak for the finish: a call here waits while a
+\* lease is due (the Expire steps that are the start of the code's atomic
+\* call), so it is disabled at moments even while the code's call is
+\* continuously possible; weak fairness of that call is strong fairness of
+\* the guarded step (the cache's fair expiry re-enables it).
 LeaseSaverFairness ==
     \A k \in Keys :
-        /\ WF_leaseCallerVars(CallOf(SaverAlloc(k)) \/ CallOf(SaverAllocFail(k)))
         /\ SF_leaseCallerVars(CallOf(SaverAlloc(k)))
-        /\ WF_leaseCallerVars(CallOf(SaverMarkReady(k)) \/ CallOf(SaverDiscard(k)))
+        /\ SF_leaseCallerVars(CallOf(SaverMarkReady(k)) \/ CallOf(SaverDiscard(k)))
 
 \* The clock advances and the cache expires due leases.
 CacheClockFairness ==

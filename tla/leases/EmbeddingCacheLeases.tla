@@ -223,7 +223,7 @@ LeaseHistoryView == <<entries, free, evictable, policy, now, lease, plain, settl
 \* LeaseSpec reads an ended lease's key or how it ended: TakeLease needs
 \* only ~Held, Renew and LeaseRelease need Held).
 LeaseShape(l) ==
-    IF Held(l) THEN <<lease[l].key, Max(lease[l].deadline - now, -1)>> ELSE "none"
+    IF Held(l) THEN <<lease[l].key, Max(lease[l].deadline - now, -1)>> ELSE <<>>
 
 \* The state without lastOp, the clock only relative to now, the lease
 \* objects as a bag of their shapes.  Sound for safety: no action reads
