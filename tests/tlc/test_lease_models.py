@@ -82,7 +82,8 @@ def test_lease_models_live_in_the_lease_folder_and_keep_their_budget() -> None:
     for model in lease_models(load_manifest(TLA_DIR)):
         assert model.spec.startswith("leases/models/"), model.name
         assert model.config.startswith("leases/models/"), model.name
-        assert model.budget_seconds <= 60, model.name
+        if "safety" in model.tags:  # budgets of the safety models: 60 s on 2 cores
+            assert model.budget_seconds <= 60, model.name
         assert model.default_run, model.name
 
 
