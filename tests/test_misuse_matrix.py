@@ -856,7 +856,9 @@ def _release_unpins_an_ended_lease(s: CacheState, lease: Lease) -> bool:
 def _foreign_is_a_type_error(s: CacheState, lease: Lease) -> bool:
     """Reports a foreign lease as a non-Lease (the wrong class)."""
     if isinstance(lease, Lease) and lease._book is not s.leases:
-        raise TypeError(f"EmbeddingCache.release_lease: expected a Lease, not {type(lease).__name__}")
+        raise TypeError(
+            f"EmbeddingCache.release_lease: expected a Lease, not {type(lease).__name__}"
+        )
     return lease_transitions.release_lease(s, lease)
 
 

@@ -52,7 +52,11 @@ TLA_DIR = find_tla_dir()
 MODELS = load_manifest(TLA_DIR)
 #: The bug models: a safety property broken by one operator override (MCBug*). The
 #: liveness bug models (MCLiveness*) have lassos, which no finite test replays.
-BUG_MODELS = [m for m in MODELS if "bug" in m.tags and "safety" in m.tags]
+#: The safety bug models --repro turns into tests. Not yet the lease models' (tag
+#: ``lease``): --repro does not translate the lease actions (Lease, Renew,
+#: LeaseRelease, Expire, Tick) into calls yet; their planted twins are linked all the
+#: same (planted/leases.py), and the contracts and the stateful test catch those.
+BUG_MODELS = [m for m in MODELS if "bug" in m.tags and "safety" in m.tags and "lease" not in m.tags]
 NAMES = [m.name for m in BUG_MODELS]
 CATALOGUE = (*PLANTED, *QUERY_BUGS)
 GLUE = Path(__file__).parent / "data" / "counterexample" / "glue"
@@ -75,7 +79,8 @@ def _ids(model: Model) -> str:
 
 def test_the_bug_models_are_the_mcbug_models() -> None:
     assert BUG_MODELS
-    assert {m.name for m in BUG_MODELS} == {m.name for m in MODELS if m.name.startswith("MCBug")}
+    mcbug = {m.name for m in MODELS if m.name.startswith("MCBug") and "lease" not in m.tags}
+    assert {m.name for m in BUG_MODELS} == mcbug
 
 
 @pytest.mark.parametrize("model", BUG_MODELS, ids=_ids)
@@ -87,7 +92,7 @@ def test_each_bug_model_has_one_linked_planted_bug(model: Model) -> None:
 
 
 def test_every_link_names_a_bug_model() -> None:
-    names = {m.name for m in BUG_MODELS}
+    names = {m.name for m in MODELS if "bug" in m.tags and "safety" in m.tags}
     assert {bug.tla_model for bug in CATALOGUE if bug.tla_model} <= names
 
 

@@ -3,10 +3,12 @@
 NEVER used by the cache. Each is a copy of one function of
 ``embedding_cache.lease_transitions`` with one plausible mistake, decorated
 with that operation's own contract (``lease_contracts``), the same mistakes
-as the TLA+ lease bug models (tla/leases/): expiry that skips the policy's
-release hook, a release after expiry that unpins again, and expiry of a
-lease not yet due. Shared bugs (every policy). The layers that replay TLA+
-state graphs, validate traces or run CrossHair do not drive lease calls
+as the TLA+ lease bug models (tla/leases/, linked by ``tla_model``): expiry
+that skips the policy's release hook, a release after expiry that unpins
+again, and expiry of a lease not yet due (at its deadline; or, with no TLA+
+twin, through a renewed lease's stale heap pair). Shared bugs (every policy).
+The layers that replay TLA+ state graphs, validate traces or run CrossHair
+do not drive lease calls
 (``WHY_BLIND``); the contracts, the sweep and the stateful test catch them.
 """
 
@@ -93,6 +95,23 @@ def expire_leases_not_due(s: CacheState, now: float) -> list[str]:
     return expired
 
 
+@lease_contracts.expire_contract
+def expire_leases_at_deadline(s: CacheState, now: float) -> list[str]:
+    """Expire (bug: a lease is taken as due at its deadline, ``deadline <= now``, while
+    the spec lets it hold until the clock is past it)."""
+    book = s.leases
+    book.now = now
+    heap = book.heap
+    expired: list[str] = []
+    while heap and heap[0][0] <= now:  # BUG: <= instead of <
+        deadline, lease_id = heapq.heappop(heap)
+        held = book.live.get(lease_id)
+        if held is not None and held._deadline == deadline:
+            end_lease(s, held)
+            expired.append(held.key)
+    return expired
+
+
 def _lease_bug(
     name: str,
     body: Callable[..., Any],
@@ -115,16 +134,22 @@ BUGS: tuple[PlantedBug, ...] = (
     _lease_bug(
         "ExpirySkipsRelease", expire_leases_skips_release,
         ("EvictableSetInv", "EvictableCountInv"),
-        (*LEASED_A, ("expire_leases", "", 2)), None,
+        (*LEASED_A, ("expire_leases", "", 2)), "MCBugLeaseExpireSkipsRelease",
     ),
     _lease_bug(
         "ReleaseAfterExpiryUnpins", release_lease_unpins_again,
         ("LeasePinsInv",),
-        (*LEASED_A, ("pin", "a"), ("expire_leases", "", 2), ("release_lease", "a")), None,
+        (*LEASED_A, ("pin", "a"), ("expire_leases", "", 2), ("release_lease", "a")),
+        "MCBugLeaseReleaseAfterExpiry",
     ),
     _lease_bug(
         "ExpireNotDue", expire_leases_not_due,
         ("ExpireOnlyDueProp",),
         (*LEASED_A, ("renew_lease", "a", 5), ("expire_leases", "", 2)), None,
+    ),
+    _lease_bug(
+        "ExpireAtDeadline", expire_leases_at_deadline,
+        ("ExpireOnlyDueProp",),
+        (*LEASED_A, ("expire_leases", "", 1)), "MCBugLeaseExpireAtDeadline",
     ),
 )  # fmt: skip
