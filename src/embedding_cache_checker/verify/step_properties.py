@@ -11,8 +11,9 @@ step it does not concern (an alloc property on a pin) holds vacuously.
 The policy's order property (fifo's ``EvictOldestFirstProp``, ...) is judged
 by the policy's own statement of its rule, the verification half of
 ``EvictionPolicy``: the victims ``plan_victims`` names, the state
-``plan_holds`` expects after them, and where ``joined_ok`` says a joining
-key goes. (A planted broken policy inherits that half from the real one.)
+``plan_holds`` expects after them, where ``joined_ok`` says a joining
+key goes, and what ``used_ok`` says a use may change. (A planted broken
+policy inherits that half from the real one.)
 
 Unlike the contracts (inductive, O(1) per call, checked builds only), these
 compare whole states: O(N + entries) per step, in any build, for tests that
@@ -168,7 +169,8 @@ def misuse_unchanged(step: CodeStep) -> str | None:
 def order_kept(step: CodeStep) -> str | None:
     """The policy's order property (``EvictionPolicy.order_property``): an alloc's victims
     are the ones the rule names and the policy ends as the rule says; a key that becomes
-    evictable (mark_ready, the last unpin) joins where the rule puts it."""
+    evictable (mark_ready, the last unpin) joins where the rule puts it; a use (a pin
+    that took) changes the policy only as the rule says (``used_ok``)."""
     before, after = step.before, step.after
     if step.allocated:
         free = len(before.free)
@@ -180,6 +182,13 @@ def order_kept(step: CodeStep) -> str | None:
             return f"evicted {list(victims)}; the {before.policy.name} rule evicts {plan.victims}"
         if not after.checks.plan_holds(plan):
             return f"after evicting {list(victims)} the policy disagrees with its rule"
+        return None
+    if step.op in ("pin", "pin_if_ready") and step.error is None:
+        old, new = before.entries.get(step.key), after.entries.get(step.key)
+        if old is not None and new is not None and new.pin_count > old.pin_count:
+            problem = after.checks.used_ok(step.key, before.policy)
+            if problem is not None:
+                return f"the use of {step.key!r} broke the {before.policy.name} rule: {problem}"
         return None
     if step.op in ("mark_ready", "unpin") and step.error is None:
         was = before.entries[step.key].pin_count
