@@ -134,6 +134,27 @@ def check_constants(policy: EvictionPolicy, constants: Mapping[str, object]) -> 
     return None
 
 
+def derived_constants(
+    name: str, constants: Mapping[str, object], num_blocks: int
+) -> dict[str, int]:
+    """The derived TLA+ constants among ``constants`` (a model's config, e.g. s3fifo's
+    ``SmallTarget``), valued as the code's policy ``name`` has them for a pool of
+    ``num_blocks`` blocks: the constants that are integer attributes of that policy
+    (``code_name``) but not constructor parameters, the policy built with the
+    constructor parameters the config sets (gdsf's ``Scale``, kept as given). What a
+    config scaled to another pool size rewrites (``tlc.shapes.scale_config``); one rule
+    for every policy, so none is listed. O(len(constants)).
+
+    Raises:
+        ValueError: ``name`` is not a policy of ``EVICTION_POLICIES``.
+    """
+    given = {k: int(str(v)) for k, v in constants.items() if re.fullmatch(r"-?\d+", str(v))}
+    params = code_params(name, given)
+    policy = make_policy(policy_factory(name, params), num_blocks)
+    values = {c: _constant_value(policy, c) for c in constants if code_name(c) not in params}
+    return {c: value for c, value in values.items() if value is not None}
+
+
 def policy_variables(policy: PolicyFactory, num_blocks: int) -> tuple[str, ...]:
     """The variables the code's policy is compared on: the names its ``abstract()`` gives.
     O(1) (an empty policy)."""
