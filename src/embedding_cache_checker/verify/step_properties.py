@@ -22,7 +22,7 @@ replay a sequence of calls (``embedding_cache_checker.verify.repro``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -200,19 +200,6 @@ def order_kept(step: CodeStep) -> str | None:
     return None
 
 
-def gdsf_clock(step: CodeStep) -> str | None:
-    """GdsfClockInv (gdsf): the clock is the priority of the last victim. Stated on the step
-    (the code keeps no ghost of the last victim): an alloc that evicts raises the clock to
-    the highest victim priority (victims leave lowest first); nothing else moves it."""
-    was, now = step.before.checks.abstract(), step.after.checks.abstract()
-    victims = evicted(step)
-    want = max((was["prio"][v] for v in victims), default=was["clock"])
-    if now["clock"] != want:
-        whose = f"the last victim's priority {want}" if victims else f"unchanged at {want}"
-        return f"the clock is {now['clock']}, not {whose}"
-    return None
-
-
 #: The action properties every policy keeps, by their one name (spec/NAMES.md).
 STEP_PROPERTIES: dict[str, StepPredicate] = {
     "EvictOnlyAsNeededProp": evict_only_as_needed,
@@ -222,19 +209,17 @@ STEP_PROPERTIES: dict[str, StepPredicate] = {
     "MisuseUnchangedProp": misuse_unchanged,
 }
 
-#: Per policy: the conditions of its own stated on steps (besides its order property).
-POLICY_STEP_PROPERTIES: Mapping[str, Mapping[str, StepPredicate]] = {
-    "gdsf": {"GdsfClockInv": gdsf_clock},
-}
-
 
 def properties_for(policy: str, order_property: str) -> dict[str, StepPredicate]:
     """Every step property of a cache with policy ``policy``, by name: the shared ones,
-    the policy's order property and the policy's own. O(1)."""
+    the policy's order property and the policy's own (its checker adapter's
+    ``step_properties``, e.g. gdsf's GdsfClockInv). O(1) after the adapter's import."""
+    from ..policies import adapter  # the adapters import this module's CodeStep
+
     return {
         **STEP_PROPERTIES,
         order_property: order_kept,
-        **POLICY_STEP_PROPERTIES.get(policy, {}),
+        **adapter(policy).step_properties,
     }
 
 
