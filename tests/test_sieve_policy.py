@@ -275,6 +275,45 @@ def test_joined_ok_accepts_a_released_key_in_place_when_visited() -> None:
     assert policy.checks().joined_ok("a", 1) is not None
 
 
+@pytest.mark.parametrize(
+    ("hand", "key", "broken"),
+    [
+        ("b", "a", "a use moved"),  # older than the hand
+        ("b", "b", "a use moved"),  # the hand's key
+        ("c", "c", "moved the hand"),  # the newest, at the hand: only the hand moves
+        ("b", "c", None),  # the newest: a move to the newest end changes nothing
+    ],
+)
+def test_used_ok_accepts_a_use_in_place_and_rejects_the_planted_move(
+    hand: str, key: str, broken: str | None
+) -> None:
+    from embedding_cache_checker.verify.planted.sieve import SieveHitMoves
+
+    for cls in (SievePolicy, SieveHitMoves):
+        policy = cls(16)
+        for ready in ("a", "b", "c"):
+            policy.ready(ready, 1)
+        policy.hand = hand  # as an eviction left it
+        before = policy.checks().clone()
+        policy.hold(key)
+        policy.hit(key)
+        problem = policy.checks().used_ok(key, before)
+        if cls is SievePolicy or broken is None:
+            assert problem is None, problem
+        else:
+            assert problem is not None and broken in problem, problem
+
+
+def test_used_ok_wants_the_bit_set_and_the_hand_kept() -> None:
+    policy = sieve_with("a", "b")
+    before = policy.checks().clone()
+    policy.hold("a")  # a use that lost its hit
+    assert "visited bit" in (policy.checks().used_ok("a", before) or "")
+    policy.hit("a")
+    policy.hand = "b"
+    assert "moved the hand" in (policy.checks().used_ok("a", before) or "")
+
+
 def test_check_holds_on_a_well_formed_policy() -> None:
     policy = sieve_with("a", "b", "c")
     policy.hold("b")

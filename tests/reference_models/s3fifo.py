@@ -1,4 +1,6 @@
 """s3fifo's reference model: plain Python lists for S, M and G, the loop written out.
+The stateful test holds the cache to it step by step, so it checks the rule that
+EvictProbationFirstProp states in TLA+ (spec/POLICIES.md, "s3fifo").
 
 From the draft: small_target = max(1, N div 10) blocks; ghost capacity
 N - small_target blocks, a key weighing max(size, 1); counters capped at 3.

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from embedding_cache import EVICTION_POLICIES
+from embedding_cache_checker.policies import adapters
 from embedding_cache_checker.tlc.config import parse_config
 from embedding_cache_checker.tlc.manifest import (
     PASS,
@@ -51,6 +52,8 @@ def test_manifest_lists_existing_models() -> None:
         select_models(models, ["NoSuchModel"])
 
 
+#: The shared safety conditions, then each registered policy's order property and the
+#: conditions of its own its checker adapter states on the code (gdsf's GdsfClockInv).
 SAFETY = {
     "TypeOK",
     "BlockConservationInv",
@@ -58,14 +61,12 @@ SAFETY = {
     "EvictableCountInv",
     "HeldEntriesInv",
     "QuiescenceInv",
-    "EvictOldestFirstProp",
-    "EvictLowestPriorityProp",
-    "EvictProbationFirstProp",
-    "GdsfClockInv",
     "EvictOnlyAsNeededProp",
     "FailedAllocUnchangedProp",
     "AllocFailsOnlyWhenShortProp",
     "HeldBlocksStableProp",
+    *(cls.order_property for cls in EVICTION_POLICIES.values()),
+    *(name for part in adapters().values() for name in part.step_properties),
 }
 LIVENESS = {"SaveResolvesProp", "PinReleasedProp", "AllocEventuallySucceedsProp"}
 

@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from embedding_cache import EVICTION_POLICIES
+from embedding_cache.policies import make_policy
 from embedding_cache_checker.tlc.config import parse_config, read_config
 from embedding_cache_checker.tlc.manifest import (
     PASS,
@@ -25,6 +26,7 @@ from embedding_cache_checker.tlc.simulate import (
     simulate_bug_models,
     simulation_models,
 )
+from embedding_cache_checker.verify.replay import check_constants, derived_constants, policy_factory
 
 TLA_DIR = find_tla_dir()
 MODELS = load_manifest(TLA_DIR)
@@ -56,7 +58,7 @@ PROPERTIES
 
 
 def test_scale_config_rewrites_sizes_and_keeps_the_checks() -> None:
-    scaled = parse_config(scale_config(CONFIG, PRODUCTION))
+    scaled = parse_config(scale_config(CONFIG, PRODUCTION, "s3fifo"))
     assert scaled.constants["N"] == "64"
     assert scaled.constants["MaxPins"] == "4"
     assert scaled.constants["Level"] == '"counts"'
@@ -73,6 +75,26 @@ def test_scale_config_rewrites_sizes_and_keeps_the_checks() -> None:
 def test_scale_config_only_touches_what_the_config_assigns() -> None:
     text = scale_config("CONSTANTS\n    N = 3\n", Shape(keys=2, blocks=8))
     assert parse_config(text).constants == {"N": "8"}
+    # The core's config keeps a policy-looking constant: no policy derives it.
+    text = scale_config("CONSTANTS\n    N = 3\n    SmallTarget = 1\n", PRODUCTION)
+    assert parse_config(text).constants["SmallTarget"] == "1"
+
+
+@pytest.mark.parametrize("policy", sorted(EVICTION_POLICIES))
+def test_a_scaled_config_agrees_with_the_code_policy_at_its_size(policy: str) -> None:
+    """Every model of every policy, scaled: its constants are the code's policy's at the
+    scaled pool (the derived ones rewritten, the constructor parameters kept)."""
+    for model in (m for m in MODELS if m.policy == policy):
+        text = (TLA_DIR / model.config).read_text(encoding="utf-8")
+        scaled = parse_config(scale_config(text, PRODUCTION, policy)).constants
+        given = {k: int(v) for k, v in scaled.items() if v.isdigit()}
+        factory = policy_factory(policy, given)
+        code = make_policy(factory, PRODUCTION.blocks)
+        assert check_constants(code, scaled) is None, model.name
+        # Non-vacuity where the policy derives a constant: the small model's value moved.
+        original = parse_config(text).constants
+        for name in derived_constants(policy, original, PRODUCTION.blocks):
+            assert scaled[name] != original[name], (model.name, name)
 
 
 def test_one_simulation_per_policy_and_per_safety_bug_model() -> None:

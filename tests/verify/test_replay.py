@@ -216,12 +216,12 @@ def test_gdsf_state_is_read_like_the_code() -> None:
         '/\\ lastOp = [op |-> "Unpin", key |-> k1, n |-> 0]'
     )
     names = ("clock", "freq", "order", "prio")
-    assert spec_abstract(spec, names, "gdsf") == abstract_state(s)
+    assert spec_abstract(spec, names) == abstract_state(s)
     # Any policy variable that differs makes the states differ.
     for name, value in (("clock", "1"), ("order", "<<k1, k2>>"), ("freq", "(k1 :> 1 @@ k2 :> 1)")):
         changed = dict(spec)
         changed[name] = parse_state(f"/\\ {name} = {value}")[name]
-        assert spec_abstract(changed, names, "gdsf") != abstract_state(s), name
+        assert spec_abstract(changed, names) != abstract_state(s), name
 
 
 def test_s3fifo_state_is_read_like_the_code() -> None:
@@ -237,7 +237,7 @@ def test_s3fifo_state_is_read_like_the_code() -> None:
         '/\\ lastOp = [op |-> "Alloc", key |-> k3, n |-> 3]'
     )
     names = ("freq", "ghost", "home", "main", "small")
-    assert spec_abstract(spec, names, "s3fifo") == abstract_state(s)
+    assert spec_abstract(spec, names) == abstract_state(s)
 
 
 def test_policy_variables_may_be_fields_of_one_record_variable() -> None:
@@ -257,7 +257,7 @@ def test_policy_variables_may_be_fields_of_one_record_variable() -> None:
 def test_a_missing_policy_variable_is_an_error_not_a_pass() -> None:
     state = TINY.states["0"]
     with pytest.raises(KeyError, match="no policy variable 'prio'"):
-        spec_abstract(state, ("prio",), "gdsf")
+        spec_abstract(state, ("prio",))
 
 
 def test_policy_parameters_from_the_manifest() -> None:

@@ -17,8 +17,8 @@ The verification half is a separate class, ``PolicyChecks``: each policy
 module defines one beside its policy (``FifoChecks`` beside ``FifoPolicy``)
 and names it in the policy's ``checks_class``. It is what the checked build's
 contracts, the invariant sweep and the conformance checks read
-(``plan_victims``, ``plan_holds``, ``joined_ok``, ``abstract``, ``check``,
-``clone``), written from the rule's text and not from the hooks; none of it
+(``plan_victims``, ``plan_holds``, ``joined_ok``, ``used_ok``, ``abstract``,
+``check``, ``clone``), written from the rule's text and not from the hooks; none of it
 runs in the default build's hot path, and a planted bug that breaks a hook
 is judged by the real policy's checks.
 """
@@ -174,6 +174,17 @@ class PolicyChecks(ABC, Generic[P]):
     def joined_ok(self, key: str, before: int) -> str | None:
         """After ``ready``/``release`` of ``key`` (``before`` evictable keys until then):
         None if ``key`` joined where the rule puts it, else what is wrong. O(1)."""
+
+    def used_ok(self, key: str, before: P) -> str | None:
+        """After a pin of ready ``key`` (a use: ``hit``, and ``hold`` on the first pin),
+        ``before`` being a copy of the policy from before it: None if the use changed the
+        policy only as the rule says, else what is wrong. The base makes no statement
+        (None); a policy whose rule says where a use leaves a key states it here, since
+        neither ``plan_victims`` (which follows the structure as the use left it) nor
+        ``check`` (one state) can see a use that moves a key. Read by the replay's order
+        property (``embedding_cache_checker.verify.step_properties``), not by a contract
+        (it needs the copy). O(1)."""
+        return None
 
     @abstractmethod
     def abstract(self) -> dict[str, Any]:

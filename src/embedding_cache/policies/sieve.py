@@ -213,6 +213,20 @@ class SieveChecks(PolicyChecks[SievePolicy]):
             return f"{key!r} joined unvisited, but the newest queued key is {p.newest!r}"
         return None
 
+    def used_ok(self, key: str, before: SievePolicy) -> str | None:
+        """A use never moves a key, nor the hand: ``key`` keeps its neighbours, the hand
+        stays, and ``key`` is visited. O(1)."""
+        p = self.policy
+        now = (p.older.get(key), p.newer.get(key))
+        was = (before.older.get(key), before.newer.get(key))
+        if now != was:
+            return f"a use moved {key!r}: its (older, newer) neighbours went from {was} to {now}"
+        if p.hand != before.hand:
+            return f"a use of {key!r} moved the hand from {before.hand!r} to {p.hand!r}"
+        if not p.visited.get(key, False):
+            return f"{key!r} was used, but its visited bit is not set"
+        return None
+
     def abstract(self) -> dict[str, Any]:
         """queue (oldest first), visited, pinned, and hand as a 1-based position (0: none;
         -1: a hand off the queue). O(queued)."""

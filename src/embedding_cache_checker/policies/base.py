@@ -2,19 +2,25 @@
 
 A policy's adapter (``embedding_cache_checker.policies.<name>``, one module per
 name in ``embedding_cache.EVICTION_POLICIES``) says what the checker must know
-about that policy and cannot derive from the runtime class. Today that is its
-CrossHair part: how ``crosshair_plugin.build_state`` lays a handful of bounded
-ints ("choices") onto the policy's own structures, the bounds of those choices,
-and the inverse (the choices that rebuild a state the real transitions reached),
-which the tests use to show that every small reachable state is built.
+about that policy and cannot derive from the runtime class: its CrossHair
+part (how ``crosshair_plugin.build_state`` lays a handful of bounded ints,
+"choices", onto the policy's own structures, the bounds of those choices, and
+the inverse, the choices that rebuild a state the real transitions reached,
+which the tests use to show that every small reachable state is built), and
+the conditions of its own that the replay states on a step
+(``step_properties``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from embedding_cache.policies import EvictionPolicy
+
+if TYPE_CHECKING:
+    from ..verify.step_properties import StepPredicate
 
 #: Largest pool CrossHair builds: 4 blocks already lets an alloc evict two entries.
 MAX_BLOCKS = 4
@@ -59,6 +65,9 @@ class PolicyAdapter:
     preimage: Preimage
     #: Pairs (i, j): choice i is at most choice j (besides each one's own bounds).
     at_most: tuple[tuple[int, int], ...] = ()
+    #: The policy's own conditions stated on one step of the code, by their one name
+    #: (spec/NAMES.md), beside its order property (``verify.step_properties``).
+    step_properties: Mapping[str, StepPredicate] = field(default_factory=dict)
 
 
 def pad(values: Sequence[int], fill: int, length: int = MAX_ENTRIES) -> list[int]:

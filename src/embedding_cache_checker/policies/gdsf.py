@@ -7,6 +7,8 @@ weight, so its priority is anything from the clock to the clock plus its full
 weight) and whether it left a stale heap item behind (pinned and released
 before). Join order is key order. Built states use ``GDSF_SMALL`` (the planted
 bugs' parameters), so priorities tie and use counts reach their cap within reach.
+
+Besides: GdsfClockInv stated on one step of the code (``gdsf_clock``), for the replay.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from functools import partial
 
 from embedding_cache.policies import EvictionPolicy, GdsfPolicy
 
-from ..verify.planted import GDSF_SMALL
+from ..verify.planted.gdsf import GDSF_SMALL
+from ..verify.step_properties import CodeStep, evicted
 from .base import MAX_ENTRIES, Bound, Entries, PolicyAdapter, pad
 
 _N = MAX_ENTRIES
@@ -74,6 +77,20 @@ def _preimage(
     return [policy.clock, *freqs, *backs, *([0] * _N)], {}
 
 
+def gdsf_clock(step: CodeStep) -> str | None:
+    """GdsfClockInv: the clock is the priority of the last victim. Stated on the step
+    (the code keeps no ghost of the last victim): an alloc that evicts raises the clock to
+    the highest victim priority (victims leave lowest first); nothing else moves it.
+    O(entries + the policy's abstract)."""
+    was, now = step.before.checks.abstract(), step.after.checks.abstract()
+    victims = evicted(step)
+    want = max((was["prio"][v] for v in victims), default=was["clock"])
+    if now["clock"] != want:
+        whose = f"the last victim's priority {want}" if victims else f"unchanged at {want}"
+        return f"the clock is {now['clock']}, not {whose}"
+    return None
+
+
 ADAPTER = PolicyAdapter(
     name=GdsfPolicy.name,
     factory=partial(GdsfPolicy, **GDSF_SMALL),
@@ -82,4 +99,5 @@ ADAPTER = PolicyAdapter(
     listed=_listed,
     preimage=_preimage,
     at_most=tuple((1 + _N + i, 0) for i in range(_N)),  # each "back" at most the clock
+    step_properties={"GdsfClockInv": gdsf_clock},
 )

@@ -21,8 +21,10 @@ What it imports from outside: the checker's ``text_table`` (``report``,
 the code as the conformance checks replay states, the runtime's
 ``embedding_cache.policies`` and the checker's ``abstraction`` and ``verify``
 (``verify.replay``, ``verify.repro``, ``verify.planted``,
-``verify.tla_values``); ``command`` imports ``repro``. Every other module
-needs only the standard library, TLC and Java.
+``verify.tla_values``); ``command`` imports ``repro``; ``shapes``, at call time,
+``verify.replay.derived_constants``, so that a config scaled to another pool size
+gets the policy's derived constants (s3fifo's ``SmallTarget``) as the code's policy
+derives them. Every other module needs only the standard library, TLC and Java.
 """
 
 from __future__ import annotations

@@ -112,13 +112,11 @@ def calls_only(states: Sequence[Mapping[str, TlaValue]]) -> list[Mapping[str, Tl
     return kept
 
 
-def _spec_state(
-    state: Mapping[str, TlaValue], variables: tuple[str, ...], policy: str
-) -> SpecState:
+def _spec_state(state: Mapping[str, TlaValue], variables: tuple[str, ...]) -> SpecState:
     """A spec state as the code's is compared with it (``verify.repro.SpecState``)."""
     evictable = state["evictable"]
     assert isinstance(evictable, int), evictable
-    return SpecState(spec_abstract(state, variables, policy), evictable)
+    return SpecState(spec_abstract(state, variables), evictable)
 
 
 def build_case(model: Model, result: ModelResult, tla_dir: Path) -> Counterexample:
@@ -156,7 +154,7 @@ def build_case(model: Model, result: ModelResult, tla_dir: Path) -> Counterexamp
         raise ReproError("the model's states do not record the operation (no lastOp)")
     variables = policy_variables(factory, num_blocks)
     called = calls_only(states)
-    spec = [_spec_state(state, variables, model.policy) for state in called]
+    spec = [_spec_state(state, variables) for state in called]
     steps = []
     for before, state, after in zip(spec, called[1:], spec[1:], strict=False):
         action, key, n = last_op(state)

@@ -3,7 +3,8 @@
 
 The simulation configs are *derived*, not copied: :func:`scale_config`
 rewrites a manifest model's config (its constants ``Keys``, ``N``,
-``MaxPins``, ``Level``, the s3fifo sizes; its ``VIEW``/``SYMMETRY`` dropped),
+``MaxPins``, ``Level``, and the policy's constants derived from ``N`` as the
+code's policy derives them; its ``VIEW``/``SYMMETRY`` dropped),
 so each bug model's defect (its ``Op <- BuggyOp`` override) and each
 policy's full check list carry over unchanged and cannot drift.
 
@@ -48,16 +49,13 @@ class Shape:
     level: str = "counts"
 
     def constants(self) -> dict[str, str]:
-        """The TLA+ text of each scaled constant (s3fifo's sizes as in every model:
-        SmallTarget = Max(1, N div 10), GhostCapacity = N - SmallTarget)."""
-        small = max(1, self.blocks // 10)
+        """The TLA+ text of each shared scaled constant (a policy's own derived ones:
+        ``scale_config``). O(keys)."""
         return {
             "Keys": "{" + ", ".join(f"k{i}" for i in range(1, self.keys + 1)) + "}",
             "N": str(self.blocks),
             "MaxPins": str(self.max_pins),
             "Level": f'"{self.level}"',
-            "SmallTarget": str(small),
-            "GhostCapacity": str(self.blocks - small),
         }
 
 
@@ -112,16 +110,40 @@ def simulation_plan(model: Model) -> SimulationPlan:
     return plan
 
 
-def scale_config(text: str, shape: Shape = PRODUCTION) -> str:
-    """The config ``text`` with its constants scaled to ``shape``.
+def policy_constants(text: str, shape: Shape, policy: str | None) -> dict[str, str]:
+    """The constants of ``policy``'s module that the config ``text`` assigns and that
+    derive from the pool size (s3fifo's ``SmallTarget``), as the code's policy derives
+    them at ``shape.blocks`` (``verify.replay.derived_constants``: one rule, no policy
+    listed); {} for the core (``policy`` None). O(len(text)).
 
-    Only constants the config assigns are rewritten (an s3fifo size appears
-    only in s3fifo configs); overrides (``<-``) and every other line stay;
+    Imports the runtime's registry, through the checker's replay, at call time: the
+    one place this module needs more than the standard library (tlc/__init__.py).
+    """
+    if policy is None:
+        return {}
+    from ..verify.replay import derived_constants  # the code's values, not a copy of them
+
+    assigned = {}
+    for line in text.splitlines():
+        match = _CONSTANT.match(line)
+        if match is not None and "<-" not in line:
+            assigned[match.group("name")] = match.group("value")
+    derived = derived_constants(policy, assigned, shape.blocks)
+    return {name: str(value) for name, value in derived.items()}
+
+
+def scale_config(text: str, shape: Shape = PRODUCTION, policy: str | None = None) -> str:
+    """The config ``text`` of a model of ``policy`` (None: the core) with its constants
+    scaled to ``shape``: the shared ones (``Shape.constants``) and the policy's derived
+    ones (``policy_constants``).
+
+    Only constants the config assigns are rewritten (a policy's constant appears
+    only in its configs); overrides (``<-``) and every other line stay;
     ``VIEW`` and ``SYMMETRY`` lines are dropped (the simulator does not
     fingerprint, and a quotient view costs time). A multi-line ``Keys`` set is
     not expected (the manifest's configs write it on one line). O(len(text)).
     """
-    values = shape.constants()
+    values = {**shape.constants(), **policy_constants(text, shape, policy)}
     out: list[str] = []
     for line in text.splitlines():
         stripped = line.strip()

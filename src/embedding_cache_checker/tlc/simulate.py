@@ -335,7 +335,7 @@ def run_simulation(
     if depth < 1 or seconds <= 0 or first_batch < 1:
         raise ValueError("depth, seconds and first_batch must be positive")
     label = name or f"MCSim{base.name[2:]}"
-    scaled = scale_config((tla_dir / base.config).read_text(encoding="utf-8"), shape)
+    scaled = scale_config((tla_dir / base.config).read_text(encoding="utf-8"), shape, base.policy)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"tlc-sim-{label}-") as tmp:
         config = Path(tmp) / f"{label}.cfg"

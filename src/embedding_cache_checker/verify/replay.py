@@ -134,6 +134,27 @@ def check_constants(policy: EvictionPolicy, constants: Mapping[str, object]) -> 
     return None
 
 
+def derived_constants(
+    name: str, constants: Mapping[str, object], num_blocks: int
+) -> dict[str, int]:
+    """The derived TLA+ constants among ``constants`` (a model's config, e.g. s3fifo's
+    ``SmallTarget``), valued as the code's policy ``name`` has them for a pool of
+    ``num_blocks`` blocks: the constants that are integer attributes of that policy
+    (``code_name``) but not constructor parameters, the policy built with the
+    constructor parameters the config sets (gdsf's ``Scale``, kept as given). What a
+    config scaled to another pool size rewrites (``tlc.shapes.scale_config``); one rule
+    for every policy, so none is listed. O(len(constants)).
+
+    Raises:
+        ValueError: ``name`` is not a policy of ``EVICTION_POLICIES``.
+    """
+    given = {k: int(str(v)) for k, v in constants.items() if re.fullmatch(r"-?\d+", str(v))}
+    params = code_params(name, given)
+    policy = make_policy(policy_factory(name, params), num_blocks)
+    values = {c: _constant_value(policy, c) for c in constants if code_name(c) not in params}
+    return {c: value for c, value in values.items() if value is not None}
+
+
 def policy_variables(policy: PolicyFactory, num_blocks: int) -> tuple[str, ...]:
     """The variables the code's policy is compared on: the names its ``abstract()`` gives.
     O(1) (an empty policy)."""
@@ -190,11 +211,6 @@ def spec_value(value: TlaValue) -> Any:
     return value
 
 
-#: Per (policy, variable): how to read the spec's value where its shape differs from
-#: the code's ``abstract()`` (applied after ``spec_value``). None differ today.
-SPEC_READERS: dict[tuple[str, str], Callable[[Any], Any]] = {}
-
-
 def _free_count(free: TlaValue) -> int:
     """The number of free blocks: a set of ids (block level) or a number (counts level)."""
     if isinstance(free, frozenset):
@@ -204,13 +220,15 @@ def _free_count(free: TlaValue) -> int:
 
 
 def spec_abstract(
-    state: Mapping[str, TlaValue], policy_vars: tuple[str, ...] = ("queue",), policy: str = "fifo"
+    state: Mapping[str, TlaValue], policy_vars: tuple[str, ...] = ("queue",)
 ) -> AbstractState:
     """The spec's state read the same way as ``abstraction.abstract_state`` reads the code's.
 
     ``policy_vars`` are the policy variables compared (``policy_variables``),
     read as fields of the record variable ``policy`` or as variables of their
-    own; ``policy`` names the policy, for ``SPEC_READERS``. O(size of the state).
+    own, each as ``spec_value`` reads it: a policy's ``abstract()`` writes its
+    variables in the shapes its TLA+ module gives them (tla/README.md), so no
+    policy needs a reader of its own. O(size of the state).
 
     Raises:
         KeyError: the spec's state lacks one of ``policy_vars``.
@@ -237,9 +255,7 @@ def spec_abstract(
             raw = fields[name]
         else:
             raise KeyError(f"the spec's state has no policy variable {name!r}: {sorted(state)}")
-        value = spec_value(raw)
-        reader = SPEC_READERS.get((policy, name))
-        variables[name] = value if reader is None else reader(value)
+        variables[name] = spec_value(raw)
     return AbstractState(
         entries=tuple(sorted(pairs)),
         policy=policy_view(variables),
@@ -366,27 +382,25 @@ def replay_graph(
     max_mismatches: int = 20,
     stop_at_first: bool = False,
     policy: PolicyFactory = "fifo",
-    policy_name: str | None = None,
 ) -> ReplayReport:
     """Replay every edge of ``graph`` on the code (BFS from the initial states).
 
     The code runs ``ops`` on states built with ``policy`` (a name or a
-    factory; ``policy_name`` names the spec's policy when ``policy`` is a
-    factory, for ``SPEC_READERS``). O(edges * state size). Stops collecting
+    factory, e.g. of a planted broken policy, which keeps the real one's
+    name). O(edges * state size). Stops collecting
     details after ``max_mismatches`` but keeps counting, unless
     ``stop_at_first`` (enough to show a planted bug is caught).
     """
     report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
     policy_vars = policy_variables(policy, num_blocks)
-    name = policy_name or make_policy(policy, num_blocks).name
-    report.policy = name
+    report.policy = make_policy(policy, num_blocks).name
     spec_states: dict[str, AbstractState] = {}
 
     def spec_at(node: str) -> AbstractState:
         """The spec's abstract state at ``node`` (read once per node)."""
         found = spec_states.get(node)
         if found is None:
-            found = spec_states[node] = spec_abstract(graph.states[node], policy_vars, name)
+            found = spec_states[node] = spec_abstract(graph.states[node], policy_vars)
         return found
 
     outgoing: dict[str, list[tuple[str, str]]] = {}

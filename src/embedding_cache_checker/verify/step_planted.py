@@ -75,7 +75,6 @@ def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[boo
         max_mismatches=1,
         stop_at_first=True,
         policy=bug.eviction(policy, **code_params(policy, dump.policy_params)),
-        policy_name=policy,
     )
     if result.mismatches:
         m = result.mismatches[0]

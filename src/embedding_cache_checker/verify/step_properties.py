@@ -11,8 +11,9 @@ step it does not concern (an alloc property on a pin) holds vacuously.
 The policy's order property (fifo's ``EvictOldestFirstProp``, ...) is judged
 by the policy's own statement of its rule, the verification half of
 ``EvictionPolicy``: the victims ``plan_victims`` names, the state
-``plan_holds`` expects after them, and where ``joined_ok`` says a joining
-key goes. (A planted broken policy inherits that half from the real one.)
+``plan_holds`` expects after them, where ``joined_ok`` says a joining
+key goes, and what ``used_ok`` says a use may change. (A planted broken
+policy inherits that half from the real one.)
 
 Unlike the contracts (inductive, O(1) per call, checked builds only), these
 compare whole states: O(N + entries) per step, in any build, for tests that
@@ -21,7 +22,7 @@ replay a sequence of calls (``embedding_cache_checker.verify.repro``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,7 +169,8 @@ def misuse_unchanged(step: CodeStep) -> str | None:
 def order_kept(step: CodeStep) -> str | None:
     """The policy's order property (``EvictionPolicy.order_property``): an alloc's victims
     are the ones the rule names and the policy ends as the rule says; a key that becomes
-    evictable (mark_ready, the last unpin) joins where the rule puts it."""
+    evictable (mark_ready, the last unpin) joins where the rule puts it; a use (a pin
+    that took) changes the policy only as the rule says (``used_ok``)."""
     before, after = step.before, step.after
     if step.allocated:
         free = len(before.free)
@@ -181,6 +183,13 @@ def order_kept(step: CodeStep) -> str | None:
         if not after.checks.plan_holds(plan):
             return f"after evicting {list(victims)} the policy disagrees with its rule"
         return None
+    if step.op in ("pin", "pin_if_ready") and step.error is None:
+        old, new = before.entries.get(step.key), after.entries.get(step.key)
+        if old is not None and new is not None and new.pin_count > old.pin_count:
+            problem = after.checks.used_ok(step.key, before.policy)
+            if problem is not None:
+                return f"the use of {step.key!r} broke the {before.policy.name} rule: {problem}"
+        return None
     if step.op in ("mark_ready", "unpin") and step.error is None:
         was = before.entries[step.key].pin_count
         now = after.entries[step.key].pin_count
@@ -188,19 +197,6 @@ def order_kept(step: CodeStep) -> str | None:
             problem = after.checks.joined_ok(step.key, len(before.policy))
             if problem is not None:
                 return f"{step.key!r} joined the evictable set wrongly: {problem}"
-    return None
-
-
-def gdsf_clock(step: CodeStep) -> str | None:
-    """GdsfClockInv (gdsf): the clock is the priority of the last victim. Stated on the step
-    (the code keeps no ghost of the last victim): an alloc that evicts raises the clock to
-    the highest victim priority (victims leave lowest first); nothing else moves it."""
-    was, now = step.before.checks.abstract(), step.after.checks.abstract()
-    victims = evicted(step)
-    want = max((was["prio"][v] for v in victims), default=was["clock"])
-    if now["clock"] != want:
-        whose = f"the last victim's priority {want}" if victims else f"unchanged at {want}"
-        return f"the clock is {now['clock']}, not {whose}"
     return None
 
 
@@ -213,19 +209,17 @@ STEP_PROPERTIES: dict[str, StepPredicate] = {
     "MisuseUnchangedProp": misuse_unchanged,
 }
 
-#: Per policy: the conditions of its own stated on steps (besides its order property).
-POLICY_STEP_PROPERTIES: Mapping[str, Mapping[str, StepPredicate]] = {
-    "gdsf": {"GdsfClockInv": gdsf_clock},
-}
-
 
 def properties_for(policy: str, order_property: str) -> dict[str, StepPredicate]:
     """Every step property of a cache with policy ``policy``, by name: the shared ones,
-    the policy's order property and the policy's own. O(1)."""
+    the policy's order property and the policy's own (its checker adapter's
+    ``step_properties``, e.g. gdsf's GdsfClockInv). O(1) after the adapter's import."""
+    from ..policies import adapter  # the adapters import this module's CodeStep
+
     return {
         **STEP_PROPERTIES,
         order_property: order_kept,
-        **POLICY_STEP_PROPERTIES.get(policy, {}),
+        **adapter(policy).step_properties,
     }
 
 

@@ -12,9 +12,15 @@ EXTENDS EmbeddingCacheSieveCheck
 StartAtOldest(p) == 1
 
 \* EvictUnvisitedFromHandProp: a hit moves the key to the newest end, as
-\* LRU would (Hit <- HitMovesToNewest).  The hand keeps its position.
+\* LRU would (Hit <- HitMovesToNewest).  The hand stays on its key, or on
+\* the next newer one (none past the newest) when it is the moved key, as a
+\* hand kept as a pointer does (the code's planted SieveHitMoves).
 HitMovesToNewest(p, k) ==
-    [p EXCEPT !.queue = Append(Remove(@, k), k), !.visited[k] = TRUE]
+    LET i == CHOOSE j \in DOMAIN p.queue : p.queue[j] = k
+        h == p.hand
+    IN  [p EXCEPT !.queue = Append(Remove(@, k), k), !.visited[k] = TRUE,
+                  !.hand = IF h > i THEN h - 1
+                           ELSE IF h = i /\ i = Len(p.queue) THEN 0 ELSE h]
 
 \* EvictUnvisitedFromHandProp: the hand passes visited keys without
 \* clearing their bits (EvictOne <- EvictKeepingBits); bounded by one turn,

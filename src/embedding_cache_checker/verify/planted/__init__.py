@@ -11,9 +11,10 @@ Two kinds:
   the shared core (``planted.core``), wearing the real contract. It talks to
   the policy only through the hooks, so it is a bug under every policy
   (``bug.policies()`` is every name in ``EVICTION_POLICIES``).
-* ``kind="policy"``, ``policy="fifo"|"gdsf"|"s3fifo"``: a broken subclass of
-  that policy (``planted.policies``, ``bug.broken_policy``) whose order rule
-  is wrong; the transitions are the real ones. ``transition`` names the
+* ``kind="policy"``, ``policy`` a name of ``EVICTION_POLICIES``: a broken
+  subclass of that policy (``bug.broken_policy``, in ``planted.<policy>``,
+  whose ``BUGS`` holds its entries) whose order rule is wrong; the
+  transitions are the real ones. ``transition`` names the
   operation whose call shows it (whose contract reports it; the CrossHair
   target).
 
@@ -89,7 +90,6 @@ from .bug import (
     PlantedPolicy,
     real_operations,
 )
-from .gdsf import GDSF_SMALL  # the gdsf bugs' parameters (CrossHair builds gdsf states with them)
 
 
 def _policy_bugs(policy: str) -> tuple[PlantedBug, ...]:
@@ -227,7 +227,6 @@ def run_witness(
 
 __all__ = [
     "DEFAULT_POLICY",
-    "GDSF_SMALL",
     "LAYERS",
     "ORDER",
     "PLANTED",

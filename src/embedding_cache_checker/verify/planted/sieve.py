@@ -103,9 +103,9 @@ BUGS: tuple[PlantedBug, ...] = (
         (), (("alloc", "a", 1), ("mark_ready", "a"), ("alloc", "b", 1), ("mark_ready", "b"),
              ("alloc", "c", 1), ("mark_ready", "c"), ("pin", "b")),
         "MCBugSieveHitMoves",
-        why_blind="no contract states where a hit leaves a key: the policy interface has "
-        "no verification method for hit, and the moved queue stays consistent, so "
-        "plan_victims and joined_ok follow it",
+        why_blind="no contract states where a hit leaves a key: used_ok does, but it needs "
+        "a copy of the policy from before the use, which no contract takes; the moved queue "
+        "stays consistent, so plan_victims and joined_ok follow it",
     ),
     # alloc d passes the used a: its bit must be cleared (plan_holds).
     policy_bug(
