@@ -15,6 +15,7 @@ A trace is what trace validation replays through TLC
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -53,12 +54,14 @@ class TracedEmbeddingCache(EmbeddingCache):
         num_blocks: int,
         eviction: PolicySpec = "fifo",
         allocator: str = DEFAULT_ALLOCATOR,
+        clock: Callable[[], float] = time.monotonic,
         *,
         operations: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
-        """``eviction`` and ``allocator`` as for ``EmbeddingCache``; ``operations``
-        replaces the transitions by name (for planted-bug checks only)."""
-        super().__init__(num_blocks, eviction, allocator)
+        """``eviction``, ``allocator`` and ``clock`` as for ``EmbeddingCache``;
+        ``operations`` replaces the transitions by name (for planted-bug checks only).
+        Lease calls run but are not recorded (the trace spec has no lease actions yet)."""
+        super().__init__(num_blocks, eviction, allocator, clock)
         self._eviction = eviction
         #: The steps so far, in the order they took effect.
         self.trace: list[TraceStep] = []

@@ -246,6 +246,23 @@ class TracedCacheMachine(CacheMachine):
     def bad_arguments(self, op: str, key: object, n_blocks: object) -> None:
         """Not a rule here: the spec has no malformed arguments; a trace holds only str keys."""
 
+    # Not rules here either: the trace spec (tla/trace/) has no lease actions yet, and a
+    # lease's pin would be a state change no recorded step explains.
+    def lease(self, key: str, seconds: float) -> None:
+        """Not a rule here (no lease actions in the trace spec)."""
+
+    def release_lease(self, pick: int) -> None:
+        """Not a rule here (no lease actions in the trace spec)."""
+
+    def renew_lease(self, pick: int, seconds: float) -> None:
+        """Not a rule here (no lease actions in the trace spec)."""
+
+    def later(self, dt: float, op: str, key: str) -> None:
+        """Not a rule here (the clock matters only to leases)."""
+
+    def bad_lease_arguments(self, key: object, seconds: object, what: str, thing: str) -> None:
+        """Not a rule here (no lease actions in the trace spec)."""
+
     def teardown(self) -> None:
         cache = self.cache
         assert isinstance(cache, TracedEmbeddingCache)
