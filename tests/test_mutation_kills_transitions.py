@@ -20,24 +20,26 @@ import pytest
 
 from embedding_cache import EmbeddingCache, GdsfPolicy, UnknownKeyError, transitions
 from embedding_cache.state import CacheState
+from embedding_cache.verification import LEASE_OPERATIONS, REAL, Transitions
 
 
 def test_an_override_replaces_exactly_its_transition() -> None:
     def fake_get(s: CacheState, key: str) -> None:
         return None
 
-    table = transitions.Transitions({"get": fake_get})
+    table = Transitions({"get": fake_get})
     chosen = table.as_mapping()
     assert chosen["get"] is fake_get
-    real = transitions.REAL.as_mapping()
-    assert set(chosen) == set(real) == {*transitions.OPERATIONS, "get", "has_held_entries"}
+    real = REAL.as_mapping()
+    names = {*transitions.OPERATIONS, *LEASE_OPERATIONS, "get", "has_held_entries"}
+    assert set(chosen) == set(real) == names
     assert all(chosen[name] is real[name] for name in real if name != "get")
 
 
 def test_an_unknown_override_is_a_value_error_listing_the_names() -> None:
     with pytest.raises(ValueError) as info:
-        transitions.Transitions({"evict": lambda s: None})
-    names = sorted({*transitions.OPERATIONS, "get", "has_held_entries"})
+        Transitions({"evict": lambda s: None})
+    names = sorted({*transitions.OPERATIONS, *LEASE_OPERATIONS, "get", "has_held_entries"})
     assert str(info.value) == f"no transition named 'evict'; names: {names}"
 
 
