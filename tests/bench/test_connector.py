@@ -83,7 +83,15 @@ def test_safe_orders_lose_no_checked_hit(order: str, policy: str) -> None:
     assert counts.checked_hits > 1_000
     assert counts.lost_before_pin == 0
     assert counts.uncomputed_saves == 0
+    assert counts.leases_ended_in_load == 0  # the lease held its load's pin to the end
     assert not counts.held_after_drain
+
+
+def test_a_lease_shorter_than_the_load_is_counted() -> None:
+    """Non-vacuity of leases_ended_in_load: a lease that expires before its load completes."""
+    options = connector.Options(lease_seconds=0.0, load_delay=3)
+    counts = _run("lease", "fifo", options=options)
+    assert counts.leases_ended_in_load > 0
 
 
 @needs_leases

@@ -13,8 +13,9 @@ do, in one of ``ORDERS``:
   (``uncomputed_saves``; the save then completes like any other).
 - ``pin-at-check``: ``pin_if_ready`` at check time, then alloc the misses; the hit
   is already pinned for its load.
-- ``lease``: ``lease(key, seconds)`` at check time, then alloc the misses, then
-  ``pin`` each hit and release its lease. Only when the build has leases.
+- ``lease``: ``lease(key, seconds)`` at check time, then alloc the misses; the
+  lease is the load's pin, released when the load completes (spec/PROTOCOLS.md:
+  a second pin would tell the policy of two uses). Only when the build has leases.
 
 A present, not-ready item (a save in flight) is computed and not saved again.
 Transfers complete after a fixed number of later requests (``delay`` 0: at the
@@ -138,6 +139,8 @@ class Counts:
     alloc_failures: int = 0
     evictions: int = 0
     uncomputed_saves: int = 0
+    #: Loads whose lease had expired before the load completed (its pin gone early).
+    leases_ended_in_load: int = 0
     failed_saves: int = 0
     held_after_drain: bool = False
     dead_reader: dict[str, Any] | None = field(default=None)
@@ -161,18 +164,23 @@ class _Engine:
             raise ValueError(f"unknown or unavailable order {order!r}; choose from {orders()}")
         self.cache, self.order, self.options = cache, order, options
         self.rng = random.Random(f"{seed}:transfers")
-        self.pending: dict[int, list[tuple[bool, str]]] = {}  # due -> [(is_save, key)]
+        # due -> [(is_save, key, the load's lease or None)]
+        self.pending: dict[int, list[tuple[bool, str, Lease | None]]] = {}
         self.counts = Counts()
         self.now = 0
 
-    def _dispatch(self, is_save: bool, key: str) -> None:
+    def _dispatch(self, is_save: bool, key: str, lease: Lease | None = None) -> None:
         delay = self.options.save_delay if is_save else self.options.load_delay
-        self.pending.setdefault(self.now + delay, []).append((is_save, key))
+        self.pending.setdefault(self.now + delay, []).append((is_save, key, lease))
 
     def complete(self, due: int) -> None:
-        """Complete the transfers due at request ``due``: saves resolve, loads unpin."""
-        for is_save, key in self.pending.pop(due, ()):
-            if not is_save:
+        """Complete the transfers due at request ``due``: saves resolve, loads unpin (or
+        release the lease that was their pin)."""
+        for is_save, key, lease in self.pending.pop(due, ()):
+            if lease is not None:
+                if not lease.release():
+                    self.counts.leases_ended_in_load += 1
+            elif not is_save:
                 self.cache.unpin(key)
             elif self.rng.random() < self.options.save_failure_rate:
                 self.counts.failed_saves += 1
@@ -225,11 +233,9 @@ class _Engine:
                 self._alloc(key, size)  # producer side: re-allocs it, not ready
                 counts.uncomputed_saves += counts.allocs - before
                 continue
-            if order != "pin-at-check":  # pin_if_ready pinned it already
+            if order == "today":  # pin_if_ready or the lease pinned it at the check
                 cache.pin(key)
-            if lease is not None:
-                lease.release()
-            self._dispatch(False, key)
+            self._dispatch(False, key, lease)  # the lease is the load's pin: one use, not two
         self.complete(self.now)
         self.now += 1
 
