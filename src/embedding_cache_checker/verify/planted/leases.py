@@ -23,12 +23,14 @@ from embedding_cache.verification import (
     Lease,
     end_lease,
     lease_contracts,
+    lease_transitions,
     own_lease,
     set_pin_count,
     unpin_step,
 )
 
 from .bug import LAYERS, Call, PlantedBug
+from .core import _raises_like
 
 #: Why the other layers are blind to lease bugs.
 WHY_BLIND = (
@@ -39,9 +41,9 @@ WHY_BLIND = (
 
 @lease_contracts.expire_contract
 def expire_leases_skips_release(s: CacheState, now: float) -> list[str]:
-    """Expire (bug: a due lease's pin is dropped without the policy's release hook or
-    the evictable count, so the entry's last pin leaves it ready, unpinned and never
-    evictable)."""
+    """PLANTED BUG (ExpirySkipsRelease): a due lease's pin is dropped without the policy's
+    release hook or the evictable count, so the entry's last pin leaves it ready,
+    unpinned and never evictable."""
     book = s.leases
     book.now = now
     heap = book.heap
@@ -64,9 +66,10 @@ def expire_leases_skips_release(s: CacheState, now: float) -> list[str]:
 
 
 @lease_contracts.release_contract
+@_raises_like(lease_transitions.release_lease)
 def release_lease_unpins_again(s: CacheState, lease: Lease) -> bool:
-    """Release (bug: it asks whether the entry is pinned, not whether the lease still
-    holds: after expiry the release takes another holder's pin)."""
+    """PLANTED BUG (ReleaseAfterExpiryUnpins): a release asks whether the entry is pinned,
+    not whether the lease still holds, so after expiry it takes another holder's pin."""
     held = own_lease(s, lease, "release_lease")  # the real check, unchanged
     entry = s.entries.get(held.key)
     if entry is None or entry.pin_count <= 0:
@@ -80,8 +83,8 @@ def release_lease_unpins_again(s: CacheState, lease: Lease) -> bool:
 
 @lease_contracts.expire_contract
 def expire_leases_not_due(s: CacheState, now: float) -> list[str]:
-    """Expire (bug: a renewed lease's old heap pair is taken for it, so the lease
-    expires at its first deadline, before the renewed one)."""
+    """PLANTED BUG (ExpireNotDue): a renewed lease's old heap pair is taken for it, so the
+    lease expires at its first deadline, before the renewed one."""
     book = s.leases
     book.now = now
     heap = book.heap
@@ -97,8 +100,8 @@ def expire_leases_not_due(s: CacheState, now: float) -> list[str]:
 
 @lease_contracts.expire_contract
 def expire_leases_at_deadline(s: CacheState, now: float) -> list[str]:
-    """Expire (bug: a lease is taken as due at its deadline, ``deadline <= now``, while
-    the spec lets it hold until the clock is past it)."""
+    """PLANTED BUG (ExpireAtDeadline): a lease is taken as due at its deadline
+    (``deadline <= now``), while the spec lets it hold until the clock is past it."""
     book = s.leases
     book.now = now
     heap = book.heap
