@@ -11,6 +11,7 @@ _.bad_arguments
 _.bad_lease_arguments
 _.later
 _.leases_agree
+_.lease_life
 _.teardown
 
 # pytest reads a module's pytestmark and runs autouse fixtures by their decorator

@@ -408,6 +408,35 @@ class CacheMachine(RuleBasedStateMachine):
         lease, lease_id = self._pick_handle(pick)
         self._lockstep("renew_lease", (lease_id, seconds), (lease, seconds))
 
+    @precondition(lambda self: self.model.keys_where("ready") or self.model.keys_where("pinned"))
+    @rule(
+        pick=st.integers(0, len(KEYS) - 1),
+        seconds=SECONDS,
+        plain_pin=st.booleans(),
+        dt=SECONDS,
+        end=st.sampled_from(("release_lease", "renew_lease", "expire_leases")),
+    )
+    def lease_life(self, pick: int, seconds: float, plain_pin: bool, dt: float, end: str) -> None:
+        """A lease's life on a held-or-ready entry: Lease, maybe a plain Pin beside it,
+        Tick, then LeaseRelease, Renew (then an expiry pass) or an expiry pass."""
+        keys = self.model.keys_where("ready") + self.model.keys_where("pinned")
+        key = keys[pick % len(keys)]
+        self._both("lease", key, seconds)
+        lease, lease_id = self.handles[-1]
+        if plain_pin:
+            self._both("pin", key)
+        self.clock.now += dt
+        self.model.now = self.clock.now
+        if end == "release_lease":
+            self._lockstep(end, (lease_id,), (lease,))
+        elif end == "renew_lease":
+            self._lockstep(end, (lease_id, seconds), (lease, seconds))
+            self._both("expire_leases")
+        else:
+            self._both("expire_leases")
+        if plain_pin:
+            self._both("unpin", key)
+
     @rule(dt=SECONDS, op=st.sampled_from(AFTER_TICK_OPS), key=st.sampled_from(KEYS))
     def later(self, dt: float, op: str, key: str) -> None:
         """Tick, then one call: the clock moves and the next call expires the due leases

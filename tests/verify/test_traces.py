@@ -263,6 +263,9 @@ class TracedCacheMachine(CacheMachine):
     def bad_lease_arguments(self, key: object, seconds: object, what: str, thing: str) -> None:
         """Not a rule here (no lease actions in the trace spec)."""
 
+    def lease_life(self, pick: int, seconds: float, plain_pin: bool, dt: float, end: str) -> None:
+        """Not a rule here (no lease actions in the trace spec)."""
+
     def teardown(self) -> None:
         cache = self.cache
         assert isinstance(cache, TracedEmbeddingCache)
