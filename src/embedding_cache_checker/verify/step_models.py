@@ -114,7 +114,7 @@ def run_conformance(job: Job, policy: str) -> None:
             policy=policy_factory(policy, dump.policy_params),
         )
         seconds = time.monotonic() - start
-        if name == plan.planted:  # kept for the planted step; the others are dropped
+        if name in (plan.planted, plan.planted_lease):  # kept for the planted step
             kept[name] = dump
         job.report.replays.append(
             ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import PolicySpec
+from embedding_cache.verification import LEASE_OPERATIONS
 
 from ..tracing import TracedEmbeddingCache, TraceStep
 from .bounded import Limits, Outcome, Unit, run_bounded
@@ -60,6 +61,20 @@ def planted_eviction(bug: PlantedBug, plan: PolicyPlan) -> PolicySpec:
     parameters (e.g. gdsf's small scale, where priorities tie), else the plan's. O(1)."""
     params = {k: v for k, v in plan.trace_params.items() if k not in bug.params}
     return bug.eviction(plan.policy, **params)
+
+
+def replay_model(bug: PlantedBug, plan: PolicyPlan) -> str:
+    """The model ``bug`` is replayed on under ``plan``'s policy: its lease replay input
+    for a bug of a lease transition (``lease_transitions``), else its planted model. O(1).
+
+    Raises:
+        ValueError: a lease bug, and the policy has no planted lease replay input.
+    """
+    if bug.transition not in LEASE_OPERATIONS:
+        return plan.planted
+    if plan.planted_lease is None:
+        raise ValueError(f"{plan.policy} has no lease replay input for {bug.name}")
+    return plan.planted_lease
 
 
 def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[bool, str]:
@@ -158,21 +173,19 @@ def _replay_link(job: Job, results: Results, limits: Limits) -> None:
     options, report = job.options, job.report
     units: list[tuple[PlantedResult, Unit]] = []
     for policy in options.policies:
-        try:
-            plan = options.plan(policy)
-            dump = job.dumped.get(policy, {}).get(plan.planted) or dump_state_graph(
-                options.tla_dir, plan.planted, options.workers
-            )
-        except Exception as exc:
-            report.fail(policy, "planted", f"replay model: {type(exc).__name__}: {exc}")
-            continue
-        units += [
-            (
-                results[(policy, bug.name)],
-                Unit(bug.name, f"replay [{policy}]", partial(planted_replay, bug, policy, dump)),
-            )
-            for bug in for_policy(policy, "replay")
-        ]
+        dumps: dict[str, DumpedModel] = {}
+        for bug in for_policy(policy, "replay"):
+            try:
+                model = replay_model(bug, options.plan(policy))
+                dump = dumps.get(model) or job.dumped.get(policy, {}).get(model)
+                dump = dumps[model] = dump or dump_state_graph(
+                    options.tla_dir, model, options.workers
+                )
+            except Exception as exc:
+                report.fail(policy, "planted", f"replay model: {type(exc).__name__}: {exc}")
+                break
+            unit = Unit(bug.name, f"replay [{policy}]", partial(planted_replay, bug, policy, dump))
+            units.append((results[(policy, bug.name)], unit))
     outcomes = run_bounded([unit for _, unit in units], limits, options.workers)
     for (result, _), done in zip(units, outcomes, strict=True):
         report.add_seconds(result.policy, "planted_replay", done.seconds)
