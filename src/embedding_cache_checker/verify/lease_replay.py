@@ -64,6 +64,7 @@ from .replay import (
     _disabled_steps,
     expected_result,
     policy_variables,
+    replay_graph,
     result_kind,
     spec_abstract,
 )
@@ -236,62 +237,52 @@ def _expiry(ops: Operations, c: CodeState, now: int, want: list[str]) -> str | N
     return None
 
 
-def apply_step(
-    ops: Operations,
-    c: CodeState,
-    step: tuple[str, str, int, str],
-    source: SpecLeases,
-    target: SpecLeases,
-    before: AbstractState,
+def _expire_step(
+    ops: Operations, c: CodeState, slot: str, source: SpecLeases, target: SpecLeases
 ) -> str | None:
-    """Apply one labelled spec step to ``c`` (in place); what went wrong, or None."""
-    op, key, n, slot = step
+    """The spec's Expire of ``slot``: the code's expiry call, or a step inside it."""
     now = source.now + c.shift
-    if op == "Tick":
-        if target.now == source.now:  # at MaxTime: the spec shifts its deadlines instead
-            c.shift += 1
-        return None
-    if op == "Expire":
-        lease = c.s.leases.live.get(c.ids.get(slot, -1))
-        if lease is None or lease.deadline is None or not lease.deadline < now:
-            return f"lease {slot} is due in the spec, not on the code ({lease!r}, now {now})"
-        if target.due:  # another lease is still due: a point inside the code's one call
-            end_lease(c.s, lease)
-        else:
-            problem = _expiry(ops, c, now, [source.held[s][0] for s in source.due])
-            if problem:
-                return problem
-        c.end(slot, lease.key)
-        return None
-    problem = _expiry(ops, c, now, [])  # the lazy expiry of every call: nothing is due
-    if problem:
-        return problem
-    if op == "Query":  # also a release or renewal that returns False: of an ended lease
-        for handle in c.stale_handles():
-            done = ops["release_lease"](c.s, handle), ops["renew_lease"](c.s, handle, 0, now)
-            if done != (False, False):
-                return f"release, renew of ended lease {handle!r} returned {done}, spec False"
-        return None
-    if op in CORE_CALLS:
-        name = CORE_CALLS[op]
-        value = ops[name](c.s, key, n) if name == "alloc" else ops[name](c.s, key)
-        got, want = result_kind(value, op), expected_result(op, before, key)
-        return None if got == want else f"returned {got}, spec says {want}"
-    if op == "Lease":
-        granted = ops["lease"](c.s, key, n, now)
-        entry = before.entry(key)
-        want = "none" if entry is None else ("not-ready" if entry.pins < 0 else "held")
-        got = (
-            "none"
-            if granted is None
-            else ("held" if isinstance(granted, Lease) and granted.held else "not-ready")
-        )
-        if got != want:
-            return f"returned a {got} lease, spec says {want}"
-        if granted is not None and granted.held:
-            c.ids[slot] = granted._id
-            c.ended.pop(slot, None)
-        return None
+    lease = c.s.leases.live.get(c.ids.get(slot, -1))
+    if lease is None or lease.deadline is None or not lease.deadline < now:
+        return f"lease {slot} is due in the spec, not on the code ({lease!r}, now {now})"
+    if target.due:  # another lease is still due: a point inside the code's one call
+        end_lease(c.s, lease)
+    else:
+        problem = _expiry(ops, c, now, [source.held[s][0] for s in source.due])
+        if problem:
+            return problem
+    c.end(slot, lease.key)
+    return None
+
+
+def _query_step(ops: Operations, c: CodeState, now: int) -> str | None:
+    """The rest of a Query: a release or renewal of an ended lease returns False."""
+    for handle in c.stale_handles():
+        done = ops["release_lease"](c.s, handle), ops["renew_lease"](c.s, handle, 0, now)
+        if done != (False, False):
+            return f"release, renew of ended lease {handle!r} returned {done}, spec False"
+    return None
+
+
+def _lease_step(
+    ops: Operations, c: CodeState, key: str, n: int, slot: str, now: int, before: AbstractState
+) -> str | None:
+    """``lease(key, n)``, whose held lease becomes the spec's ``slot``."""
+    granted = ops["lease"](c.s, key, n, now)
+    entry = before.entry(key)
+    want = "none" if entry is None else ("not-ready" if entry.pins < 0 else "held")
+    held = isinstance(granted, Lease) and granted.held
+    got = "none" if granted is None else ("held" if held else "not-ready")
+    if got != want:
+        return f"returned a {got} lease, spec says {want}"
+    if held:
+        c.ids[slot] = granted._id
+        c.ended.pop(slot, None)
+    return None
+
+
+def _held_step(ops: Operations, c: CodeState, op: str, n: int, slot: str, now: int) -> str | None:
+    """``renew_lease`` or ``release_lease`` of the spec's held lease ``slot``."""
     lease = c.s.leases.live.get(c.ids.get(slot, -1))
     if lease is None:
         return f"lease {slot} is held in the spec, not on the code"
@@ -303,6 +294,143 @@ def apply_step(
     else:
         return f"unknown step {op!r}"
     return None if done is True else f"returned {done!r}, spec says True"
+
+
+def apply_step(
+    ops: Operations,
+    c: CodeState,
+    step: tuple[str, str, int, str],
+    source: SpecLeases,
+    target: SpecLeases,
+    before: AbstractState,
+) -> str | None:
+    """Apply one labelled spec step to ``c`` (in place); what went wrong, or None.
+    O(the call, plus the state's leases for a Query)."""
+    op, key, n, slot = step
+    now = source.now + c.shift
+    if op == "Tick":
+        if target.now == source.now:  # at MaxTime: the spec shifts its deadlines instead
+            c.shift += 1
+        return None
+    if op == "Expire":
+        return _expire_step(ops, c, slot, source, target)
+    problem = _expiry(ops, c, now, [])  # the lazy expiry of every call: nothing is due
+    if problem:
+        return problem
+    if op == "Query":  # also a release or renewal that returns False: of an ended lease
+        return _query_step(ops, c, now)
+    if op in CORE_CALLS:
+        name = CORE_CALLS[op]
+        value = ops[name](c.s, key, n) if name == "alloc" else ops[name](c.s, key)
+        got, want = result_kind(value, op), expected_result(op, before, key)
+        return None if got == want else f"returned {got}, spec says {want}"
+    if op == "Lease":
+        return _lease_step(ops, c, key, n, slot, now, before)
+    return _held_step(ops, c, op, n, slot, now)
+
+
+class _LeaseReplay:
+    """One replay of a lease graph: the spec's states read once, the code's state per node,
+    the mismatches noted (``replay_lease_graph``)."""
+
+    def __init__(
+        self, graph: StateGraph, table: Operations, policy_vars: tuple[str, ...], limit: int
+    ) -> None:
+        self.graph, self.table, self.policy_vars, self.limit = graph, table, policy_vars, limit
+        self.report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
+        self.spec: dict[str, tuple[AbstractState, SpecLeases]] = {}
+        self.outgoing: dict[str, list[str]] = {}
+        for origin, target, _label in graph.edges:
+            self.outgoing.setdefault(origin, []).append(target)
+        self.code: dict[str, CodeState] = {}
+        self.todo: deque[str] = deque()
+        self.count = 0
+
+    def spec_at(self, node: str) -> tuple[AbstractState, SpecLeases]:
+        """The spec's state at ``node``, read once. O(the state)."""
+        found = self.spec.get(node)
+        if found is None:
+            state = self.graph.states[node]
+            found = self.spec[node] = (spec_abstract(state, self.policy_vars), spec_leases(state))
+        return found
+
+    def note(self, source: str, step: str, detail: str) -> None:
+        """Count a mismatch; keep its details up to the limit. O(1)."""
+        self.count += 1
+        if len(self.report.mismatches) < self.limit:
+            self.report.mismatches.append(Mismatch(source, step, detail))
+
+    def edges(self, node: str, stop_at_first: bool) -> set[tuple[str, str, int]]:
+        """Replay every step out of ``node``; the core calls among them (the enabled ones)."""
+        here = self.code[node]
+        before, source = self.spec_at(node)
+        enabled: set[tuple[str, str, int]] = set()
+        for target in self.outgoing.get(node, []):
+            step = spec_step(self.graph.states[target])
+            if step[0] in CORE_CALLS:
+                enabled.add((step[0], step[1], step[2]))
+            want, target_leases = self.spec_at(target)
+            c = here.copy()
+            try:
+                problem = apply_step(self.table, c, step, source, target_leases, before)
+            except Exception as exc:  # any raise is a divergence: the spec allows this step
+                problem = f"raised {type(exc).__name__}: {exc}"
+            problem = problem or compare(c, want, target_leases)
+            self.report.edges_replayed += 1
+            if problem is not None:
+                self.note(node, step_text(*step), problem)
+                if stop_at_first:
+                    break
+            elif target not in self.code:
+                self.code[target] = c
+                self.todo.append(target)
+        return enabled
+
+    def all_expired(self, node: str) -> str | None:
+        """The state the spec reaches from ``node`` once every due lease expired (None: cut
+        by the depth bound). O(leases due)."""
+        here = node
+        while self.spec_at(here)[1].due:
+            nxt = [
+                t
+                for t in self.outgoing.get(here, [])
+                if spec_step(self.graph.states[t])[0] == "Expire"
+            ]
+            if not nxt:
+                return None
+            here = nxt[0]
+        return here
+
+    def batch(self, node: str) -> None:
+        """From a state with several leases due: the code's one expiry call releases them
+        all and reaches the state where the spec has expired each."""
+        source = self.spec_at(node)[1]
+        end = self.all_expired(node)
+        if end is None:
+            return
+        c = self.code[node].copy()
+        now = source.now + c.shift
+        problem = _expiry(self.table, c, now, [source.held[s][0] for s in source.due])
+        for slot in source.due:
+            c.end(slot, source.held[slot][0])
+        problem = problem or compare(c, *self.spec_at(end))
+        self.report.batch_expiries += 1
+        if problem is not None:
+            self.note(node, "expire_leases() of every due lease", problem)
+
+    def refusals(
+        self, node: str, enabled: set[tuple[str, str, int]], keys: list[str], n: int, pins: int
+    ) -> None:
+        """The core calls the spec does not allow at ``node`` must be refused."""
+        here = self.code[node].s
+        scratch = here.copy()  # a refused call changes nothing, so one copy serves all
+        for op, key, blocks in _disabled_steps(enabled, self.spec_at(node)[0], keys, n, pins):
+            problem = _check_refused(self.table, scratch, op, key, blocks)
+            self.report.disabled_checked += 1
+            if problem is not None:
+                shown = f"{op}({key!r}{', ' + str(blocks) if op == 'alloc' else ''})"
+                self.note(node, shown, problem)
+                scratch = here.copy()
 
 
 def replay_lease_graph(
@@ -320,94 +448,41 @@ def replay_lease_graph(
     operations by name, with any lease transition it names replacing the real one (a
     planted bug's table). O(edges * state size)."""
     table: dict[str, Callable[..., Any]] = {**REAL_LEASE_OPERATIONS, **ops}
-    report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
-    policy_vars = policy_variables(policy, num_blocks)
-    report.policy = make_policy(policy, num_blocks).name
-    cache: dict[str, tuple[AbstractState, SpecLeases]] = {}
-
-    def spec_at(node: str) -> tuple[AbstractState, SpecLeases]:
-        found = cache.get(node)
-        if found is None:
-            state = graph.states[node]
-            found = cache[node] = (spec_abstract(state, policy_vars), spec_leases(state))
-        return found
-
-    outgoing: dict[str, list[str]] = {}
-    for origin, target, _label in graph.edges:
-        outgoing.setdefault(origin, []).append(target)
-    code: dict[str, CodeState] = {}
-    todo: deque[str] = deque()
+    run = _LeaseReplay(graph, table, policy_variables(policy, num_blocks), max_mismatches)
+    run.report.policy = make_policy(policy, num_blocks).name
     for node in graph.initial:
-        code[node] = CodeState(CacheState(num_blocks, make_policy(policy, num_blocks)))
-        todo.append(node)
-    count = 0
-
-    def note(source: str, step: str, detail: str) -> None:
-        nonlocal count
-        count += 1
-        if len(report.mismatches) < max_mismatches:
-            report.mismatches.append(Mismatch(source, step, detail))
-
-    def all_expired(node: str) -> str | None:
-        """The state the spec reaches from ``node`` once every due lease expired."""
-        here = node
-        while spec_at(here)[1].due:
-            nxt = [t for t in outgoing.get(here, []) if spec_step(graph.states[t])[0] == "Expire"]
-            if not nxt:
-                return None  # cut by the depth bound
-            here = nxt[0]
-        return here
-
-    while todo:
-        node = todo.popleft()
-        here = code[node]
-        before, source = spec_at(node)
-        enabled: set[tuple[str, str, int]] = set()
-        for target in outgoing.get(node, []):
-            step = spec_step(graph.states[target])
-            if step[0] in CORE_CALLS:
-                enabled.add((step[0], step[1], step[2]))
-            want, target_leases = spec_at(target)
-            c = here.copy()
-            try:
-                problem = apply_step(table, c, step, source, target_leases, before)
-            except Exception as exc:  # any raise is a divergence: the spec allows this step
-                problem = f"raised {type(exc).__name__}: {exc}"
-            problem = problem or compare(c, want, target_leases)
-            report.edges_replayed += 1
-            if problem is not None:
-                note(node, step_text(*step), problem)
-                if stop_at_first:
-                    break
-                continue
-            if target not in code:
-                code[target] = c
-                todo.append(target)
-        if stop_at_first and count:
+        run.code[node] = CodeState(CacheState(num_blocks, make_policy(policy, num_blocks)))
+        run.todo.append(node)
+    while run.todo and not (stop_at_first and run.count):
+        node = run.todo.popleft()
+        enabled = run.edges(node, stop_at_first)
+        if stop_at_first and run.count:
             break
-        if len(source.due) > 1:  # the code's one expiry call from here releases them all
-            end = all_expired(node)
-            if end is not None:
-                c = here.copy()
-                now = source.now + c.shift
-                problem = _expiry(table, c, now, [source.held[s][0] for s in source.due])
-                for slot in source.due:
-                    c.end(slot, source.held[slot][0])
-                problem = problem or compare(c, *spec_at(end))
-                report.batch_expiries += 1
-                if problem is not None:
-                    note(node, "expire_leases() of every due lease", problem)
-        if source.due or not enabled:  # a call here first expires; a frontier state
-            continue
-        scratch = here.s.copy()  # a refused call changes nothing, so one copy serves all
-        for op, key, n in _disabled_steps(enabled, before, keys, num_blocks, max_pins):
-            problem = _check_refused(table, scratch, op, key, n)
-            report.disabled_checked += 1
-            if problem is not None:
-                note(node, f"{op}({key!r}{', ' + str(n) if op == 'alloc' else ''})", problem)
-                scratch = here.s.copy()
-        if stop_at_first and count:
-            break
-    if count > len(report.mismatches):
-        report.mismatches.append(Mismatch("", "", f"... and {count - len(report.mismatches)} more"))
+        due = run.spec_at(node)[1].due
+        if len(due) > 1:
+            run.batch(node)
+        if enabled and not due:  # else a call here first expires, or a frontier state
+            run.refusals(node, enabled, keys, num_blocks, max_pins)
+    report = run.report
+    if run.count > len(report.mismatches):
+        report.mismatches.append(
+            Mismatch("", "", f"... and {run.count - len(report.mismatches)} more")
+        )
     return report
+
+
+def replay_any_graph(
+    graph: StateGraph,
+    keys: list[str],
+    num_blocks: int,
+    max_pins: int,
+    ops: Operations = REAL_OPERATIONS,
+    max_mismatches: int = 20,
+    stop_at_first: bool = False,
+    policy: PolicyFactory = "fifo",
+) -> ReplayReport:
+    """``replay_lease_graph`` for a lease replay input (``is_lease_graph``), else
+    ``replay.replay_graph``: what the conformance and planted steps call. O(edges *
+    state size)."""
+    replay = replay_lease_graph if is_lease_graph(graph) else replay_graph
+    return replay(graph, keys, num_blocks, max_pins, ops, max_mismatches, stop_at_first, policy)

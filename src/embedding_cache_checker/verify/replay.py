@@ -392,14 +392,8 @@ def replay_graph(
     name). O(edges * state size). Stops collecting
     details after ``max_mismatches`` but keeps counting, unless
     ``stop_at_first`` (enough to show a planted bug is caught). A lease model's graph
-    (``lease_replay.is_lease_graph``) is replayed by ``lease_replay``.
+    is replayed by ``lease_replay`` (``lease_replay.replay_any_graph`` chooses).
     """
-    from .lease_replay import is_lease_graph, replay_lease_graph  # it builds on this module
-
-    if is_lease_graph(graph):
-        return replay_lease_graph(
-            graph, keys, num_blocks, max_pins, ops, max_mismatches, stop_at_first, policy
-        )
     report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
     policy_vars = policy_variables(policy, num_blocks)
     report.policy = make_policy(policy, num_blocks).name

@@ -27,10 +27,11 @@ from ..tracing import TracedEmbeddingCache, TraceStep
 from .bounded import Limits, Outcome, Unit, run_bounded
 from .crosshair_check import planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph
+from .lease_replay import replay_any_graph
 from .plans import PolicyPlan
 from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
-from .replay import code_params, policy_factory, replay_graph
+from .replay import code_params, policy_factory
 from .traces import validate_trace
 from .workloads import random_trace
 
@@ -81,7 +82,7 @@ def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[boo
     """Replay ``dump``'s graph on the code with ``bug`` under ``policy``; caught iff some
     step mismatches. The bug runs with the model's policy parameters. Stops at the first
     mismatch. O(edges until the first mismatch)."""
-    result = replay_graph(
+    result = replay_any_graph(
         dump.graph,
         dump.keys,
         dump.num_blocks,
