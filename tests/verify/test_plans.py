@@ -43,16 +43,35 @@ def test_every_registered_policy_has_a_plan_whose_planted_model_it_replays() -> 
 def test_the_plans_are_the_ones_the_manifest_gives() -> None:
     plans = load_plans(TLA_DIR)
     fifo, gdsf, s3fifo = plans["fifo"], plans["gdsf"], plans["s3fifo"]
-    assert fifo.full_replay == ("MCSmoke", "MCReplayWide")  # MCSmoke: the headline
+    assert fifo.full_replay == ("MCSmoke", "MCReplayWide", "MCReplayLeaseFifo")  # MCSmoke: headline
     assert fifo.bounded_replay == ("MCReplayDeep",)
     assert fifo.planted == "MCReplayWide" and fifo.trace_params == {}
-    assert gdsf.full_replay == ("MCReplayGdsf",) and gdsf.planted == "MCReplayGdsf"
+    assert gdsf.full_replay == ("MCReplayGdsf", "MCReplayLeaseGdsf")
+    assert gdsf.planted == "MCReplayGdsf" and gdsf.planted_lease == "MCReplayLeaseGdsf"
+    assert {p.planted_lease for p in plans.values()} == {
+        f"MCReplayLease{name}" for name in ("Fifo", "Gdsf", "S3Fifo", "Sieve")
+    }
     assert gdsf.trace_params == {"scale": 8, "max_freq": 3}
-    assert s3fifo.full_replay == ("MCReplayS3Fifo",) and s3fifo.bounded_replay == ()
+    assert s3fifo.full_replay == ("MCReplayS3Fifo", "MCReplayLeaseS3Fifo")
+    assert s3fifo.bounded_replay == ()
     assert gdsf.trace_module == "EmbeddingCacheGdsf" and fifo.trace_module == "EmbeddingCacheFifo"
     assert gdsf.tla_constants == ("Scale", "MaxFreq") and fifo.tla_constants == ()
     assert s3fifo.tla_constants == ("SmallTarget", "GhostCapacity")
-    assert [m for m, _ in fifo.replayed] == ["MCSmoke", "MCReplayWide", "MCReplayDeep"]
+    assert [m for m, _ in fifo.replayed] == [
+        "MCSmoke",
+        "MCReplayWide",
+        "MCReplayLeaseFifo",
+        "MCReplayDeep",
+    ]
+
+
+def test_a_policy_has_at_most_one_planted_lease_replay_input(tmp_path: Path) -> None:
+    def twice(data: dict[str, Any]) -> None:
+        lease = next(e for e in data["replay_models"] if e["name"] == "MCReplayLeaseFifo")
+        data["replay_models"].append({**lease, "name": "MCReplayLeaseFifo2"})
+
+    with pytest.raises(PlanError, match="several lease replay inputs"):
+        plan_for("fifo", _copy(tmp_path, twice))
 
 
 def test_every_replay_input_is_replayed_and_every_policy_is_registered() -> None:
@@ -99,7 +118,7 @@ def test_a_missing_planted_replay_or_trace_module_is_named(tmp_path: Path) -> No
         def edit(data: dict[str, Any]) -> None:
             for entry in data["replay_models"]:
                 if entry["policy"] == "gdsf":
-                    del entry[field]
+                    entry.pop(field, None)  # the lease replay input has no trace fields
 
         return edit
 

@@ -20,6 +20,7 @@ from embedding_cache import transitions
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy, make_policy
 from embedding_cache.state import CacheState
+from embedding_cache.verification import LEASE_OPERATIONS
 from embedding_cache_checker.abstraction import abstract_state
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify.graph_dump import (
@@ -28,6 +29,7 @@ from embedding_cache_checker.verify.graph_dump import (
     model_files,
     model_policy,
 )
+from embedding_cache_checker.verify.lease_replay import replay_any_graph
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, for_policy
 from embedding_cache_checker.verify.replay import (
@@ -43,7 +45,7 @@ from embedding_cache_checker.verify.replay import (
     spec_abstract,
 )
 from embedding_cache_checker.verify.state_graph import StateGraph
-from embedding_cache_checker.verify.step_planted import planted_replay
+from embedding_cache_checker.verify.step_planted import planted_replay, replay_model
 from embedding_cache_checker.verify.tla_values import parse_state
 
 # ---------------------------------------------------------------- a hand-made graph
@@ -346,7 +348,7 @@ def planted_model(request: pytest.FixtureRequest, tla_dir: Path) -> Iterator[Dum
 
 
 def _replay(model: DumpedModel) -> ReplayReport:
-    return replay_graph(
+    return replay_any_graph(
         model.graph,
         model.keys,
         model.num_blocks,
@@ -388,8 +390,12 @@ def test_each_policy_replays_its_model_on_the_real_code(planted_model: DumpedMod
     assert report.disabled_checked > 0 and report.policy == planted_model.policy
 
 
+#: The bugs replayed on the lease replay inputs, not on the core's models.
+CORE_REPLAY_BUGS = [b for b in for_policy("fifo", "replay") if b.transition not in LEASE_OPERATIONS]
+
+
 @pytest.mark.tlc
-@pytest.mark.parametrize("bug", for_policy("fifo", "replay"), ids=lambda b: b.name)
+@pytest.mark.parametrize("bug", CORE_REPLAY_BUGS, ids=lambda b: b.name)
 def test_smoke_replay_catches_each_planted_bug_it_can_show(
     smoke: DumpedModel, bug: PlantedBug
 ) -> None:
@@ -409,6 +415,8 @@ def test_each_policys_model_catches_every_planted_bug_of_that_policy(
     policy = planted_model.policy
     missed, elsewhere = [], []
     for bug in for_policy(policy, "replay"):
+        if replay_model(bug, PLANS[policy]) != planted_model.name:
+            continue  # a lease bug: replayed on the lease replay input (below)
         caught, detail = planted_replay(bug, policy, planted_model)
         if not caught:
             missed.append(bug.name)
@@ -416,3 +424,33 @@ def test_each_policys_model_catches_every_planted_bug_of_that_policy(
             elsewhere.append(f"{bug.name}: {detail}")
     assert not missed, f"{policy}: replay missed {missed}"
     assert not elsewhere, elsewhere
+
+
+@pytest.fixture(scope="module", params=sorted(PLANS))
+def lease_model(request: pytest.FixtureRequest, tla_dir: Path) -> Iterator[DumpedModel]:
+    """Each policy's lease replay input (MCReplayLease<Policy>: TLC ~30-40 s)."""
+    name = PLANS[request.param].planted_lease
+    assert name is not None, f"{request.param} has no lease replay input"
+    yield _dump(tla_dir, name)
+
+
+@pytest.mark.tlc
+def test_each_policy_replays_its_lease_model_on_the_real_code(lease_model: DumpedModel) -> None:
+    report = _replay(lease_model)
+    assert report.mismatches == [], report.mismatches[:3]
+    assert report.edges_replayed == report.edges_total > 100_000
+    # Several leases due at once (the code's one expiry call), refusals (plain unpin of
+    # leased pins among them).
+    assert report.batch_expiries > 0 and report.disabled_checked > 0
+    policy = lease_model.policy
+    missed = [
+        bug.name
+        for bug in for_policy(policy, "replay")
+        if replay_model(bug, PLANS[policy]) == lease_model.name
+        and not planted_replay(bug, policy, lease_model)[0]
+    ]
+    assert not missed, f"{policy}: the lease replay missed {missed}"
+    blind = {b.name for b in for_policy(policy) if b.transition in LEASE_OPERATIONS} - {
+        b.name for b in for_policy(policy, "replay")
+    }
+    assert blind == {"ExpireNotDue"}  # its stale heap pair has no spec state (WHY_BLIND)

@@ -13,6 +13,10 @@ the manifest's ``comment``):
   the planted bugs are replayed on; that entry also has ``trace_module`` (the
   policy's TLA+ module, which the generated ``TracePolicy`` instantiates) and
   ``trace_params`` (the Python constructor parameters traces are recorded with).
+* ``lease_replay`` true on a lease model's replay input (MCReplayLease<Policy>):
+  its graph has the lease calls. ``planted_replay`` true on at most one of a
+  policy's lease replay inputs: the model the planted lease bugs are replayed on
+  (the one above is then the others'); no ``trace_module`` there.
 
 What is not in the manifest (seeds, steps, threads) is a constant here.
 """
@@ -68,6 +72,8 @@ class PolicyPlan:
     #: The TLA+ constants of the policy's module: the names its models' ``policy_params``
     #: set (the code policy's attribute of each: ``replay.code_name``).
     tla_constants: tuple[str, ...] = ()
+    #: The lease replay input the planted lease bugs are replayed on (None: none is).
+    planted_lease: str | None = None
     sequential_seeds: tuple[int, ...] = SEQUENTIAL_SEEDS
     sequential_steps: int = SEQUENTIAL_STEPS
     threaded_seeds: tuple[int, ...] = THREADED_SEEDS
@@ -151,7 +157,11 @@ def _planted_entry(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) ->
         PlanError: none or several such entries, or it has no ``trace_module``.
     """
     where = _where(tla_dir)
-    planted = [e for e in mine if "replay" in e and e.get("planted_replay") is True]
+    planted = [
+        e
+        for e in mine
+        if "replay" in e and e.get("planted_replay") is True and not e.get("lease_replay")
+    ]
     if len(planted) != 1:
         names = [str(e["name"]) for e in planted]
         raise PlanError(
@@ -166,6 +176,25 @@ def _planted_entry(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) ->
             f'trace_module: the policy\'s TLA+ module, e.g. "EmbeddingCacheFifo"'
         )
     return entry
+
+
+def _planted_lease(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) -> str | None:
+    """``policy``'s lease replay input with ``planted_replay`` true, if any.
+
+    Raises:
+        PlanError: several such entries.
+    """
+    planted = [
+        str(e["name"])
+        for e in mine
+        if "replay" in e and e.get("lease_replay") is True and e.get("planted_replay") is True
+    ]
+    if len(planted) > 1:
+        raise PlanError(
+            f'policy {policy!r} has several lease replay inputs with "planted_replay": true '
+            f"in {_where(tla_dir)}: {planted}"
+        )
+    return planted[0] if planted else None
 
 
 def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = ()) -> PolicyPlan:
@@ -192,6 +221,7 @@ def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = 
         trace_module=str(entry["trace_module"]),
         trace_params=_trace_params(entry, tla_dir),
         tla_constants=tuple(constants),
+        planted_lease=_planted_lease(policy, mine, tla_dir),
     )
 
 

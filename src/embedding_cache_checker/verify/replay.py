@@ -179,6 +179,8 @@ class ReplayReport:
     edges_total: int = 0
     edges_replayed: int = 0
     disabled_checked: int = 0
+    #: Lease graphs: states with several leases due, whose one expiry call was replayed.
+    batch_expiries: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
 
     @property
@@ -389,7 +391,8 @@ def replay_graph(
     factory, e.g. of a planted broken policy, which keeps the real one's
     name). O(edges * state size). Stops collecting
     details after ``max_mismatches`` but keeps counting, unless
-    ``stop_at_first`` (enough to show a planted bug is caught).
+    ``stop_at_first`` (enough to show a planted bug is caught). A lease model's graph
+    is replayed by ``lease_replay`` (``lease_replay.replay_any_graph`` chooses).
     """
     report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
     policy_vars = policy_variables(policy, num_blocks)

@@ -17,8 +17,9 @@ from ..tlc.manifest import Model, default_models, load_manifest
 from ..tlc.runner import run_model
 from .config_override import overridden_tla_dir
 from .graph_dump import DumpedModel, dump_state_graph, model_files
+from .lease_replay import replay_any_graph
 from .records import ReplayRun
-from .replay import check_constants, policy_factory, replay_graph
+from .replay import check_constants, policy_factory
 
 if TYPE_CHECKING:
     from .options import Job, VerifyOptions
@@ -106,7 +107,7 @@ def run_conformance(job: Job, policy: str) -> None:
         dump, depth = _dump(options, policy, name, full)
         overridden = not full and options.profile.replay_depth is not None
         start = time.monotonic()
-        result = replay_graph(
+        result = replay_any_graph(
             dump.graph,
             dump.keys,
             dump.num_blocks,
@@ -114,7 +115,7 @@ def run_conformance(job: Job, policy: str) -> None:
             policy=policy_factory(policy, dump.policy_params),
         )
         seconds = time.monotonic() - start
-        if name == plan.planted:  # kept for the planted step; the others are dropped
+        if name in (plan.planted, plan.planted_lease):  # kept for the planted step
             kept[name] = dump
         job.report.replays.append(
             ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)

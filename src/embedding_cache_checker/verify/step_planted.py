@@ -21,15 +21,17 @@ from typing import TYPE_CHECKING
 
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import PolicySpec
+from embedding_cache.verification import LEASE_OPERATIONS
 
 from ..tracing import TracedEmbeddingCache, TraceStep
 from .bounded import Limits, Outcome, Unit, run_bounded
 from .crosshair_check import planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph
+from .lease_replay import replay_any_graph
 from .plans import PolicyPlan
 from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
-from .replay import code_params, policy_factory, replay_graph
+from .replay import code_params, policy_factory
 from .traces import validate_trace
 from .workloads import random_trace
 
@@ -62,11 +64,25 @@ def planted_eviction(bug: PlantedBug, plan: PolicyPlan) -> PolicySpec:
     return bug.eviction(plan.policy, **params)
 
 
+def replay_model(bug: PlantedBug, plan: PolicyPlan) -> str:
+    """The model ``bug`` is replayed on under ``plan``'s policy: its lease replay input
+    for a bug of a lease transition (``lease_transitions``), else its planted model. O(1).
+
+    Raises:
+        ValueError: a lease bug, and the policy has no planted lease replay input.
+    """
+    if bug.transition not in LEASE_OPERATIONS:
+        return plan.planted
+    if plan.planted_lease is None:
+        raise ValueError(f"{plan.policy} has no lease replay input for {bug.name}")
+    return plan.planted_lease
+
+
 def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[bool, str]:
     """Replay ``dump``'s graph on the code with ``bug`` under ``policy``; caught iff some
     step mismatches. The bug runs with the model's policy parameters. Stops at the first
     mismatch. O(edges until the first mismatch)."""
-    result = replay_graph(
+    result = replay_any_graph(
         dump.graph,
         dump.keys,
         dump.num_blocks,
@@ -158,21 +174,19 @@ def _replay_link(job: Job, results: Results, limits: Limits) -> None:
     options, report = job.options, job.report
     units: list[tuple[PlantedResult, Unit]] = []
     for policy in options.policies:
-        try:
-            plan = options.plan(policy)
-            dump = job.dumped.get(policy, {}).get(plan.planted) or dump_state_graph(
-                options.tla_dir, plan.planted, options.workers
-            )
-        except Exception as exc:
-            report.fail(policy, "planted", f"replay model: {type(exc).__name__}: {exc}")
-            continue
-        units += [
-            (
-                results[(policy, bug.name)],
-                Unit(bug.name, f"replay [{policy}]", partial(planted_replay, bug, policy, dump)),
-            )
-            for bug in for_policy(policy, "replay")
-        ]
+        dumps: dict[str, DumpedModel] = {}
+        for bug in for_policy(policy, "replay"):
+            try:
+                model = replay_model(bug, options.plan(policy))
+                dump = dumps.get(model) or job.dumped.get(policy, {}).get(model)
+                dump = dumps[model] = dump or dump_state_graph(
+                    options.tla_dir, model, options.workers
+                )
+            except Exception as exc:
+                report.fail(policy, "planted", f"replay model: {type(exc).__name__}: {exc}")
+                break
+            unit = Unit(bug.name, f"replay [{policy}]", partial(planted_replay, bug, policy, dump))
+            units.append((results[(policy, bug.name)], unit))
     outcomes = run_bounded([unit for _, unit in units], limits, options.workers)
     for (result, _), done in zip(units, outcomes, strict=True):
         report.add_seconds(result.policy, "planted_replay", done.seconds)
