@@ -26,6 +26,7 @@ from . import (
     scale,
     shared_mix,
 )
+from .arguments import int_at_least
 
 #: Pool sizes measured by default: small, typical, large.
 DEFAULT_SIZES = "256,4096,65536"
@@ -50,13 +51,7 @@ def _builds(text: str) -> list[str]:
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an int, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive int, not {value}")
-    return value
+    return int_at_least(text, 1, "a positive int")
 
 
 def _sizes_text(sizes: tuple[int, ...]) -> str:

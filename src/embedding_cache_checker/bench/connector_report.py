@@ -21,6 +21,7 @@ from embedding_cache.build import BUILD_NAME
 
 from ..text_table import numeric_right, render_table
 from . import connector, connector_leases, streams
+from .arguments import int_at_least
 from .implementations import policy_names
 
 #: Top-level keys of the JSON report; "connector" is ``measure``'s dict.
@@ -52,13 +53,7 @@ def _fraction(text: str) -> float:
 
 
 def _delay(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an int, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an int >= 0, not {value}")
-    return value
+    return int_at_least(text, 0, "an int >= 0")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
