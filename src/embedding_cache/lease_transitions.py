@@ -112,16 +112,20 @@ def release_lease(s: CacheState, lease: Lease) -> bool:
 
 def end_lease(s: CacheState, held: Lease) -> None:
     """Drop a live lease and its pin [ReleaseStep]. O(1), plus the policy's release hook."""
+    forget_lease(s, held)
+    unpin_step(s, held.key, s.entries[held.key])
+
+
+def forget_lease(s: CacheState, held: Lease) -> None:
+    """Take a live lease off the book (not its pin: ``end_lease`` does both). O(1)."""
     book = s.leases
     del book.live[held._id]
     held._held = False
-    key = held.key
-    left = book.per_key[key] - 1
+    left = book.per_key[held.key] - 1
     if left:
-        book.per_key[key] = left
+        book.per_key[held.key] = left
     else:
-        del book.per_key[key]
-    unpin_step(s, key, s.entries[key])
+        del book.per_key[held.key]
 
 
 @lease_contracts.expire_contract

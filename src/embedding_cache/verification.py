@@ -23,7 +23,8 @@ What it offers, each O(1) unless said:
   methods still take the lock around every call);
 * the building blocks a broken copy of a transition reuses, so that it
   differs from the real one only where its bug is: ``bad_key_error``,
-  ``block_count``, ``pin_step``, ``unpin_step``, ``end_lease``, ``own_lease``,
+  ``block_count``, ``pin_step``, ``unpin_step``, ``end_lease``,
+  ``forget_lease``, ``own_lease``,
   ``evict_until``, ``NOT_READY`` and
   ``set_pin_count(entry, n)`` (the entry's pin count is otherwise read-only);
 * the checked build's pieces: ``contracts`` and ``lease_contracts`` (each
@@ -39,7 +40,7 @@ import threading
 from . import contracts, invariants, lease_contracts, lease_transitions, snapshots, transitions
 from .cache import EmbeddingCache
 from .entry import NOT_READY, CacheEntry
-from .lease_transitions import LEASE_OPERATIONS, end_lease, own_lease
+from .lease_transitions import LEASE_OPERATIONS, end_lease, forget_lease, own_lease
 from .leases import Lease, LeaseBook
 from .state import CacheState, has_held_entries
 from .transition_table import REAL, Transitions
@@ -96,6 +97,7 @@ __all__ = [
     "contracts",
     "end_lease",
     "evict_until",
+    "forget_lease",
     "has_held_entries",
     "install_transitions",
     "invariants",

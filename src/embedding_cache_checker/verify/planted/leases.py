@@ -23,6 +23,7 @@ from embedding_cache.verification import (
     CacheState,
     Lease,
     end_lease,
+    forget_lease,
     lease_contracts,
     lease_transitions,
     own_lease,
@@ -61,13 +62,7 @@ def expire_leases_skips_release(s: CacheState, now: float) -> list[str]:
         deadline, lease_id = heapq.heappop(heap)
         held = book.live.get(lease_id)
         if held is not None and held._deadline == deadline:
-            del book.live[lease_id]
-            held._held = False
-            left = book.per_key[held.key] - 1
-            if left:
-                book.per_key[held.key] = left
-            else:
-                del book.per_key[held.key]
+            forget_lease(s, held)
             entry = s.entries[held.key]
             set_pin_count(entry, entry.pin_count - 1)  # BUG: no unpin_step, no release hook
             expired.append(held.key)
