@@ -18,6 +18,7 @@ import functools
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -780,3 +781,20 @@ def test_s3fifo_counters_cap_at_3_and_a_used_head_of_m_gets_a_second_chance() ->
     assert v["main"] == ("p",) and v["freq"] == {"p": 2}
     assert v["ghost"] == (("r", 2),)
     cache.check()
+
+
+def test_repr_never_waits_for_the_lock() -> None:
+    """A contract violation inside a public method describes its arguments (the cache
+    among them, e.g. ``lease``'s owner) while the method holds the lock: the repr must
+    not wait for it (a wait there deadlocked the checked build's lease on a bug)."""
+    cache = EmbeddingCache(4)
+    assert "free=4" in repr(cache)
+    done: list[str] = []
+    with cache._lock:
+        worker = threading.Thread(target=lambda: done.append(repr(cache)))
+        worker.start()
+        worker.join(timeout=10)
+        assert done, "repr waited for the lock"
+        assert done[0] == "EmbeddingCache(num_blocks=4, eviction='fifo', allocator='stack', busy)"
+        assert repr(cache) == done[0]  # the holder itself: a non-reentrant lock
+    assert "free=4" in repr(cache)

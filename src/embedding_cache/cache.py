@@ -233,11 +233,24 @@ class EmbeddingCache:
             return len(self._state.entries)
 
     def __repr__(self) -> str:
-        with self._lock:
-            s = self._state
+        """The pool's size, policy and counters. O(1).
+
+        Never waits for the lock: a contract violation raised inside a public
+        method describes its arguments, the cache among them, while that
+        method holds the (non-reentrant) lock. Then only the fields that never
+        change are shown, and the repr says the cache was busy.
+        """
+        s = self._state
+        fixed = (
+            f"num_blocks={s.num_blocks}, eviction={s.policy.name!r}, "
+            f"allocator={allocator_name(s.free)!r}"
+        )
+        if not self._lock.acquire(blocking=False):
+            return f"EmbeddingCache({fixed}, busy)"
+        try:
             return (
-                f"EmbeddingCache(num_blocks={s.num_blocks}, eviction={s.policy.name!r}, "
-                f"allocator={allocator_name(s.free)!r}, "
-                f"free={len(s.free)}, entries={len(s.entries)}, "
+                f"EmbeddingCache({fixed}, free={len(s.free)}, entries={len(s.entries)}, "
                 f"evictable_blocks={s.evictable_blocks})"
             )
+        finally:
+            self._lock.release()

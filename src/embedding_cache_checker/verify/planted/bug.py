@@ -20,7 +20,12 @@ from embedding_cache import transitions
 from embedding_cache.cache import EmbeddingCache
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, PolicySpec, make_policy
-from embedding_cache.verification import CacheState, Transitions, install_transitions
+from embedding_cache.verification import (
+    LEASE_OPERATIONS,
+    CacheState,
+    Transitions,
+    install_transitions,
+)
 
 #: In ``expect``: the running policy's order property (EvictOldestFirstProp, ...).
 ORDER = "<order property>"
@@ -192,8 +197,9 @@ class PlantedBug:
 
 
 def real_operations(checked: bool = False) -> Operations:
-    """The real operations by name (``transitions.OPERATIONS``); bare unless ``checked``. O(1)."""
-    ops = dict(transitions.OPERATIONS)
+    """The real operations by name: the core's (``transitions.OPERATIONS``) and the
+    leases' (``LEASE_OPERATIONS``); bare unless ``checked``. O(1)."""
+    ops = {**transitions.OPERATIONS, **LEASE_OPERATIONS}
     return ops if checked else {name: inspect.unwrap(func) for name, func in ops.items()}
 
 
