@@ -35,7 +35,7 @@ class EmbeddingCache:
     never grants a lease never reads its clock.
     """
 
-    __slots__ = ("_clock", "_heap", "_lock", "_ops", "_state")
+    __slots__ = ("_clock", "_fixed", "_heap", "_lock", "_ops", "_state")
 
     def __init__(
         self,
@@ -68,6 +68,11 @@ class EmbeddingCache:
             raise TypeError(f"EmbeddingCache: clock must be callable, not {type(clock).__name__}")
         self._state = CacheState(n, make_policy(eviction, n), allocator)
         self._lock = threading.Lock()
+        # What __repr__ shows without the lock: none of it changes after construction.
+        self._fixed = (
+            f"num_blocks={n}, eviction={self._state.policy.name!r}, "
+            f"allocator={allocator_name(self._state.free)!r}"
+        )
         # Every public method calls its transition through this table, with the
         # lock held: the one path tracing and planted bugs hook into.
         self._ops: Transitions = REAL
@@ -237,20 +242,17 @@ class EmbeddingCache:
 
         Never waits for the lock: a contract violation raised inside a public
         method describes its arguments, the cache among them, while that
-        method holds the (non-reentrant) lock. Then only the fields that never
-        change are shown, and the repr says the cache was busy.
+        method holds the (non-reentrant) lock. Then the repr shows what was
+        fixed at construction (kept outside the state, so it is read without
+        the lock) and says the cache was busy.
         """
-        s = self._state
-        fixed = (
-            f"num_blocks={s.num_blocks}, eviction={s.policy.name!r}, "
-            f"allocator={allocator_name(s.free)!r}"
-        )
         if not self._lock.acquire(blocking=False):
-            return f"EmbeddingCache({fixed}, busy)"
+            return f"EmbeddingCache({self._fixed}, busy)"
         try:
+            s = self._state
             return (
-                f"EmbeddingCache({fixed}, free={len(s.free)}, entries={len(s.entries)}, "
-                f"evictable_blocks={s.evictable_blocks})"
+                f"EmbeddingCache({self._fixed}, free={len(s.free)}, "
+                f"entries={len(s.entries)}, evictable_blocks={s.evictable_blocks})"
             )
         finally:
             self._lock.release()
