@@ -1,4 +1,5 @@
-"""Shared pytest configuration: the Hypothesis settings profiles.
+"""Shared pytest configuration: the Hypothesis settings profiles, and the build
+matrix's start right after collection (tests/test_builds.py).
 
 Choose one with ``HYPOTHESIS_PROFILE`` (default ``dev``):
 
@@ -25,3 +26,17 @@ settings.register_profile("ci", deadline=None, derandomize=True, database=None, 
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.register_profile("thorough", deadline=None, max_examples=2000, stateful_step_count=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.hookimpl(trylast=True)  # after -k / --deselect have chosen the items
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The build matrix (tests/test_builds.py) runs beside the suite: when its tests
+    were collected, start its child builds now and run its tests (which wait for
+    the children) last."""
+    matrix = [item for item in items if item.path.name == "test_builds.py"]
+    if not matrix:
+        return
+    items[:] = [item for item in items if item.path.name != "test_builds.py"] + matrix
+    module = getattr(matrix[0], "module", None)
+    if module is not None:
+        module.start_children()
