@@ -14,10 +14,12 @@ _.leases_agree
 _.lease_life
 _.teardown
 
-# pytest reads a module's pytestmark and runs autouse fixtures by their decorator
-# (tests/test_builds.py, tests/tlc/test_models.py, tests/test_threads.py).
+# pytest reads a module's pytestmark, runs autouse fixtures by their decorator and calls
+# a conftest's hooks by name (tests/test_builds.py, tests/tlc/test_models.py,
+# tests/test_threads.py, tests/conftest.py).
 pytestmark
 _switch_often
+pytest_collection_modifyitems
 
 # A context manager's __exit__ must take (type, value, traceback) even when it uses
 # none of them (tests/test_lock_structure.py).
