@@ -246,25 +246,26 @@ class TracedCacheMachine(CacheMachine):
     def bad_arguments(self, op: str, key: object, n_blocks: object) -> None:
         """Not a rule here: the spec has no malformed arguments; a trace holds only str keys."""
 
-    # Not rules here either: the trace spec (tla/trace/) has no lease actions yet, and a
-    # lease's pin would be a state change no recorded step explains.
+    # Not rules here either: the machine's clock moves by fractions of a second, and lease
+    # traces need whole-number times (traces.unit_ticks). Lease traces are validated from
+    # the lease streams instead (workloads.drive_leases, tests/verify/test_lease_traces.py).
     def lease(self, key: str, seconds: float) -> None:
-        """Not a rule here (no lease actions in the trace spec)."""
+        """Not a rule here (fractional times: see above)."""
 
     def release_lease(self, pick: int) -> None:
-        """Not a rule here (no lease actions in the trace spec)."""
+        """Not a rule here (fractional times: see above)."""
 
     def renew_lease(self, pick: int, seconds: float) -> None:
-        """Not a rule here (no lease actions in the trace spec)."""
+        """Not a rule here (fractional times: see above)."""
 
     def later(self, dt: float, op: str, key: str) -> None:
         """Not a rule here (the clock matters only to leases)."""
 
     def bad_lease_arguments(self, key: object, seconds: object, what: str, thing: str) -> None:
-        """Not a rule here (no lease actions in the trace spec)."""
+        """Not a rule here (fractional times: see above)."""
 
     def lease_life(self, pick: int, seconds: float, plain_pin: bool, dt: float, end: str) -> None:
-        """Not a rule here (no lease actions in the trace spec)."""
+        """Not a rule here (fractional times: see above)."""
 
     def teardown(self) -> None:
         cache = self.cache

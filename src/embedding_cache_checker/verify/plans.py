@@ -36,6 +36,9 @@ from ..tlc.manifest import MANIFEST_NAME, ManifestError
 #: Seeds and length of the clean sequential traces recorded per policy.
 SEQUENTIAL_SEEDS = (1, 2, 3)
 SEQUENTIAL_STEPS = 1000
+#: Seeds and length of the clean sequential traces with leases (workloads.lease_trace).
+LEASE_SEEDS = (1, 2)
+LEASE_STEPS = 400
 #: Seeds of the clean threaded traces, their threads and calls per thread.
 THREADED_SEEDS = (1, 2)
 THREADS = 4
@@ -76,6 +79,8 @@ class PolicyPlan:
     planted_lease: str | None = None
     sequential_seeds: tuple[int, ...] = SEQUENTIAL_SEEDS
     sequential_steps: int = SEQUENTIAL_STEPS
+    lease_seeds: tuple[int, ...] = LEASE_SEEDS
+    lease_steps: int = LEASE_STEPS
     threaded_seeds: tuple[int, ...] = THREADED_SEEDS
     threads: int = THREADS
     steps_per_thread: int = STEPS_PER_THREAD

@@ -33,7 +33,7 @@ from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
 from .replay import code_params, policy_factory
 from .traces import validate_trace
-from .workloads import random_trace
+from .workloads import ManualClock, drive_leases, random_trace
 
 if TYPE_CHECKING:
     from .options import Job
@@ -110,8 +110,11 @@ def _witness_trace(bug: PlantedBug, eviction: PolicySpec) -> TracedEmbeddingCach
 
 def planted_recordings(bug: PlantedBug, plan: PolicyPlan) -> list[Recording]:
     """The traces recorded with ``bug`` under ``plan``'s policy: random workloads of
-    ``PLANTED_TRACE_SEEDS``, then the bug's witness. This is the part that runs the
-    bug's code (the bounded unit). O(PLANTED_TRACE_STEPS * the seeds)."""
+    ``PLANTED_TRACE_SEEDS`` without leases and with them (``workloads.drive_leases``),
+    then the bug's witness (a lease bug's: none; its witness names leases by key, and the
+    lease streams drive every lease call). A crash of the bug's code ends a lease stream;
+    the trace so far is judged. This is the part that runs the bug's code (the bounded
+    unit). O(PLANTED_TRACE_STEPS * the seeds)."""
     eviction = planted_eviction(bug, plan)
     ops = bug.operations()
     recorded = [
@@ -121,7 +124,14 @@ def planted_recordings(bug: PlantedBug, plan: PolicyPlan) -> list[Recording]:
         )
         for seed in PLANTED_TRACE_SEEDS
     ]
-    recorded.append(("witness", _witness_trace(bug, eviction)))
+    for seed in PLANTED_TRACE_SEEDS:
+        clock = ManualClock()
+        cache = TracedEmbeddingCache(6, eviction, operations=ops, clock=clock)
+        with contextlib.suppress(Exception):  # the bug's own crash: judge the trace so far
+            drive_leases(cache, clock, seed, PLANTED_TRACE_STEPS)
+        recorded.append((f"leases seed {seed}", cache))
+    if bug.transition not in LEASE_OPERATIONS:
+        recorded.append(("witness", _witness_trace(bug, eviction)))
     return [(label, list(cache.trace), cache.num_blocks) for label, cache in recorded]
 
 
@@ -148,7 +158,11 @@ def validate_recordings(
             f" {step.op}({step.key!r}) -> {step.result}" if step else ""
         )
         return True, f"{label}: rejected at {where}"
-    return False, f"TLC accepted traces of seeds {PLANTED_TRACE_SEEDS} and the witness"
+    return (
+        False,
+        f"TLC accepted traces of seeds {PLANTED_TRACE_SEEDS}, with and without leases, "
+        "and the witness (a core bug's)",
+    )
 
 
 def _record(outcome: PlantedResult, link: str, caught: bool, note: str) -> None:

@@ -1,5 +1,6 @@
 """The main job's ``traces`` step: per policy, traces recorded from the code (sequential
-with misuse, and threaded) accepted by TLC against that policy's trace spec."""
+with misuse, sequential with leases, and threaded) accepted by TLC against that policy's
+trace spec (a trace with leases: its lease trace spec)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from .plans import PolicyPlan
 from .records import TraceRun
 from .replay import policy_factory
 from .traces import validate_cache
-from .workloads import random_trace, threaded_trace
+from .workloads import lease_trace, random_trace, threaded_trace
 
 if TYPE_CHECKING:
     from .options import Job
@@ -28,8 +29,8 @@ def trace_eviction(plan: PolicyPlan) -> PolicySpec:
 
 
 def _recorders(plan: PolicyPlan) -> list[tuple[str, Callable[[], TracedEmbeddingCache]]]:
-    """(name, record) of each trace of ``plan``: its sequential seeds, then its threaded
-    ones."""
+    """(name, record) of each trace of ``plan``: its sequential seeds, its lease seeds
+    (the stream with leases and a moving clock), then its threaded ones."""
     eviction = trace_eviction(plan)
     work: list[tuple[str, Callable[[], TracedEmbeddingCache]]] = [
         (
@@ -37,6 +38,13 @@ def _recorders(plan: PolicyPlan) -> list[tuple[str, Callable[[], TracedEmbedding
             functools.partial(random_trace, s, steps=plan.sequential_steps, eviction=eviction),
         )
         for s in plan.sequential_seeds
+    ]
+    work += [
+        (
+            f"leases-{s}",
+            functools.partial(lease_trace, s, steps=plan.lease_steps, eviction=eviction),
+        )
+        for s in plan.lease_seeds
     ]
     work += [
         (

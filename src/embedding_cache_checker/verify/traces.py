@@ -36,12 +36,14 @@ from embedding_cache.policies import EvictionPolicy, PolicySpec, make_policy
 from ..abstraction import AbstractState
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
-from ..tracing import TracedEmbeddingCache, TraceStep
+from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
 from .plans import PolicyPlan, plan_for
 from .replay import policy_constants
 
 #: The root module TLC checks, and the generated modules it extends.
 TRACE_SPEC, TRACE_DATA, TRACE_POLICY = "EmbeddingCacheTrace", "TraceData", "TracePolicy"
+#: The root that checks a trace with lease steps (it extends TRACE_SPEC).
+LEASE_TRACE_SPEC = "EmbeddingCacheLeaseTrace"
 
 
 @dataclass
@@ -160,6 +162,68 @@ def policy_module(template: str, plan: PolicyPlan) -> str:
     return text
 
 
+def has_leases(trace: Sequence[TraceStep]) -> bool:
+    """True when ``trace`` has a lease step: it is checked by ``LEASE_TRACE_SPEC``. O(steps)."""
+    return any(step.op in LEASE_STEPS for step in trace)
+
+
+def _whole(value: float | None, what: str) -> int:
+    if value is None or value != int(value):
+        raise ValueError(
+            f"lease trace validation needs whole-number times (a fake clock); {what} is {value!r}"
+        )
+    return int(value)
+
+
+def unit_ticks(trace: Sequence[TraceStep]) -> list[TraceStep]:
+    """``trace`` with each clock move of d written as d steps of one (the spec's Tick
+    moves the clock by one). O(steps + the trace's last clock).
+
+    Raises:
+        ValueError: a tick to a time that is not a whole number.
+    """
+    out: list[TraceStep] = []
+    now = 0
+    for step in trace:
+        if step.op != "tick" or step.leases is None:
+            out.append(step)
+            continue
+        to = _whole(step.n_blocks, "a clock reading")
+        for moment in range(now + 1, to + 1):
+            view = step.leases._replace(now=moment)
+            out.append(step._replace(n_blocks=moment, leases=view))
+        now = to
+    return out
+
+
+def _tla_leases(view: LeaseView) -> str:
+    held = " @@ ".join(
+        f"{i} :> [key |-> {tla_string(k)}, deadline |-> {_whole(d, 'a deadline')}]"
+        for i, k, d in view.held
+    )
+    plain = " @@ ".join(f"{tla_string(k)} :> {n}" for k, n in view.plain)
+    return (
+        f"[now |-> {_whole(view.now, 'a clock reading')}, "
+        f"leases |-> {f'({held})' if held else '<<>>'}, "
+        f"plain |-> {f'({plain})' if plain else '<<>>'}]"
+    )
+
+
+def _tla_lease_step(step: TraceStep, functions: frozenset[str]) -> str:
+    head = (
+        f"op |-> {tla_string(step.op)}, key |-> {tla_string(step.key)}, "
+        f"n |-> {step.n_blocks or 0}, result |-> {tla_string(step.result)}, "
+        f"lease |-> {-1 if step.lease is None else step.lease}"
+    )
+    if not step.seen or step.leases is None:
+        return f"[{head}, known |-> FALSE]"
+    blocks = ", ".join(str(b) for b in step.block_ids or ())
+    return (
+        f"[{head}, blocks |-> {{{blocks}}}, known |-> TRUE, "
+        f"post |-> {_tla_post(step.post, functions)}, lpost |-> {_tla_leases(step.leases)}]"
+    )
+
+
 def trace_module(
     trace: Sequence[TraceStep],
     num_blocks: int,
@@ -167,30 +231,50 @@ def trace_module(
     constants: Sequence[str] = (),
 ) -> tuple[str, str]:
     """The text of module ``TraceData`` defining ``Trace`` and ``TraceKeys``, and the config
-    that checks ``EmbeddingCacheTrace`` with it, setting the policy's TLA+ ``constants``
-    (its plan's ``tla_constants``) to the code policy's values. O(trace length * state
-    size)."""
+    that checks ``EmbeddingCacheTrace`` with it -- or, for a trace with lease steps
+    (``has_leases``), ``EmbeddingCacheLeaseTrace`` with ``TraceLeaseIds`` and the clock's
+    bounds too -- setting the policy's TLA+ ``constants`` (its plan's ``tla_constants``)
+    to the code policy's values. O(trace length * state size).
+
+    Raises:
+        ValueError: a lease trace whose clock readings are not whole numbers.
+    """
     policy = make_policy(eviction, num_blocks)
     functions = function_variables(policy)
-    keys = sorted({step.key for step in trace}) or ["none"]
+    keys = sorted({step.key for step in trace if step.op != "tick"}) or ["none"]
     max_pins = max([1] + [e.pins for step in trace for _, e in step.post.entries])
-    steps = ",\n    ".join(_tla_step(step, functions) for step in trace)
-    module = (
-        f"---- MODULE {TRACE_DATA} ----\n"
-        "EXTENDS Integers, TLC\n"
-        f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
-        f"Trace == <<\n    {steps}\n    >>\n"
-        "====\n"
-    )
+    leases = has_leases(trace)
+    if leases:
+        trace = unit_ticks(trace)
+        steps = ",\n    ".join(_tla_lease_step(step, functions) for step in trace)
+    else:
+        steps = ",\n    ".join(_tla_step(step, functions) for step in trace)
+    lines = [
+        f"---- MODULE {TRACE_DATA} ----",
+        "EXTENDS Integers, TLC",
+        f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}",
+    ]
     values = policy_constants(policy, constants)
     extra = "".join(f"    {k} = {v}\n" for k, v in values.items())
+    spec = "TraceSpec"
+    if leases:
+        ids = sorted({-1} | {s.lease for s in trace if s.op == "lease" and s.lease is not None})
+        seconds = [s.n_blocks or 0 for s in trace if s.op in ("lease", "renew_lease")]
+        lines.append(f"TraceLeaseIds == {{{', '.join(str(i) for i in ids)}}}")
+        extra += (
+            "    LeaseIds <- TraceLeaseIds\n"
+            f"    MaxTime = {max([1] + [s.n_blocks or 0 for s in trace if s.op == 'tick'])}\n"
+            f"    MaxDuration = {max([0, *seconds])}\n"
+        )
+        spec = "LeaseTraceSpec"
+    module = "\n".join(lines) + f"\nTrace == <<\n    {steps}\n    >>\n====\n"
     config = (
         "CONSTANTS\n"
         f"    N = {num_blocks}\n"
         f"    MaxPins = {max_pins}\n"
         "    Keys <- TraceKeys\n"
         f"{extra}"
-        "SPECIFICATION TraceSpec\n"
+        f"SPECIFICATION {spec}\n"
         "INVARIANT TraceProgress\n"
     )
     return module, config
@@ -204,12 +288,16 @@ def validate_trace(
     timeout: float = 300.0,
 ) -> TraceVerdict:
     """Run TLC on ``trace`` recorded with policy ``eviction``; accepted iff the spec with
-    that policy can take every step in order. O(TLC on one path of the trace's length).
+    that policy can take every step in order. The verdict counts the steps of a lease
+    trace with its clock moves as unit ticks (``unit_ticks``). O(TLC on one path of the
+    trace's length).
 
     Raises:
         PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
     """
     plan = plan_for(make_policy(eviction, num_blocks).name, tla_dir)
+    if has_leases(trace):  # the steps TLC counts: a clock move of d is d ticks
+        trace = unit_ticks(trace)
     with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
         work = Path(tmp)
         # Every module of tla/'s subfolders, side by side in the run's directory (the
@@ -222,10 +310,11 @@ def validate_trace(
         (work / f"{TRACE_DATA}.tla").write_text(module_text)
         template = trace_policy_template(tla_dir)
         (work / f"{TRACE_POLICY}.tla").write_text(policy_module(template, plan))
-        (work / f"{TRACE_SPEC}.cfg").write_text(config_text)
+        root = LEASE_TRACE_SPEC if has_leases(trace) else TRACE_SPEC
+        (work / f"{root}.cfg").write_text(config_text)
         run = run_tlc(
-            f"{TRACE_SPEC}.tla",
-            f"{TRACE_SPEC}.cfg",
+            f"{root}.tla",
+            f"{root}.cfg",
             work,
             workers=1,
             timeout=timeout,

@@ -8,12 +8,14 @@ interleaving of the threaded stream, which the trace records as it happened.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from embedding_cache.errors import CacheError
+from embedding_cache.leases import Lease
 from embedding_cache.policies import PolicySpec
 
 from ..tracing import TracedEmbeddingCache
@@ -54,29 +56,112 @@ def random_trace(
     cache = TracedEmbeddingCache(num_blocks, eviction, operations=operations)
     names = [f"k{i}" for i in range(keys)]
     while len(cache.trace) < steps:
-        key = rng.choice(names)
-        n = rng.choice(SIZES)
-        entry = cache.get(key)
-        roll = rng.random()
-        if roll < misuse:
-            op = rng.choice(("alloc", *KEY_OPERATIONS))
-            n = rng.randint(0, num_blocks + 1)
-        elif entry is None:
-            op = "alloc"
-        elif not entry.ready:
-            op = "discard" if roll < misuse + 0.1 else "mark_ready"
-        elif entry.pin_count > 0:
-            op = "unpin" if roll < 0.75 else rng.choice(("pin", "pin_if_ready"))
-        else:
-            op = rng.choice(("pin", "pin_if_ready")) if roll < 0.7 else "alloc"  # a duplicate
-        try:
-            if op == "alloc":
-                cache.alloc(key, n)
-            else:
-                getattr(cache, op)(key)
-        except Exception:  # recorded in the trace, which is what gets judged
-            pass
+        _lifecycle_call(cache, rng, rng.choice(names), misuse)
     return cache
+
+
+def _lifecycle_call(
+    cache: TracedEmbeddingCache, rng: random.Random, key: str, misuse: float
+) -> None:
+    """One call of ``random_trace``'s stream on ``key``; a refusal is swallowed (the
+    trace records it, and that is what gets judged)."""
+    n = rng.choice(SIZES)
+    entry = cache.get(key)
+    roll = rng.random()
+    if roll < misuse:
+        op = rng.choice(("alloc", *KEY_OPERATIONS))
+        n = rng.randint(0, cache.num_blocks + 1)
+    elif entry is None:
+        op = "alloc"
+    elif not entry.ready:
+        op = "discard" if roll < misuse + 0.1 else "mark_ready"
+    elif entry.pin_count > 0:
+        op = "unpin" if roll < 0.75 else rng.choice(("pin", "pin_if_ready"))
+    else:
+        op = rng.choice(("pin", "pin_if_ready")) if roll < 0.7 else "alloc"  # a duplicate
+    with contextlib.suppress(Exception):
+        if op == "alloc":
+            cache.alloc(key, n)
+        else:
+            getattr(cache, op)(key)
+
+
+class ManualClock:
+    """A clock that reads whole numbers and moves only when told: lease traces need
+    whole-number times (``traces.unit_ticks``). O(1) per call."""
+
+    def __init__(self) -> None:
+        self.now = 0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, by: int = 1) -> None:
+        """Move the clock ``by`` on."""
+        self.now += by
+
+
+#: The longest lease (and renewal) a lease stream asks for, in clock units.
+LEASE_SECONDS = 3
+
+
+def lease_trace(
+    seed: int,
+    num_blocks: int = 6,
+    steps: int = 250,
+    operations: Operations | None = None,
+    eviction: PolicySpec = "fifo",
+    keys: int = 6,
+    misuse: float = 0.2,
+) -> TracedEmbeddingCache:
+    """``random_trace``'s stream with leases mixed in, on a ``ManualClock``
+    (``drive_leases`` on a new traced cache). O(steps)."""
+    clock = ManualClock()
+    cache = TracedEmbeddingCache(num_blocks, eviction, operations=operations, clock=clock)
+    drive_leases(cache, clock, seed, steps, keys, misuse)
+    return cache
+
+
+def drive_leases(
+    cache: TracedEmbeddingCache,
+    clock: ManualClock,
+    seed: int,
+    steps: int = 250,
+    keys: int = 6,
+    misuse: float = 0.2,
+) -> None:
+    """Drive ``cache`` (built on ``clock``) until its trace has ``steps`` steps.
+
+    Besides the lifecycle calls: ``lease`` of a random key (absent, not ready
+    or ready) for 0 to ``LEASE_SECONDS``; ``renew`` and ``release`` of a random
+    lease granted so far (held, expired, released or never held alike);
+    ``expire_leases()``; and clock moves of 1 or 2, so leases fall due and the
+    cache expires them at the next call. Plain ``unpin`` of an entry whose
+    pins are all leases is refused, and recorded so. Deterministic for a
+    given seed and code. O(steps).
+    """
+    rng = random.Random(seed)
+    names = [f"k{i}" for i in range(keys)]
+    granted: list[Lease] = []
+    while len(cache.trace) < steps:
+        roll = rng.random()
+        key = rng.choice(names)
+        if roll < 0.12:
+            clock.advance(rng.choice((1, 1, 2)))
+            continue
+        with contextlib.suppress(CacheError):
+            if roll < 0.32:
+                made = cache.lease(key, rng.randint(0, LEASE_SECONDS))
+                if made is not None:
+                    granted.append(made)
+            elif roll < 0.4 and granted:
+                rng.choice(granted).renew(rng.randint(0, LEASE_SECONDS))
+            elif roll < 0.5 and granted:
+                rng.choice(granted).release()
+            elif roll < 0.54:
+                cache.expire_leases()
+            else:
+                _lifecycle_call(cache, rng, key, misuse)
 
 
 def _worker(

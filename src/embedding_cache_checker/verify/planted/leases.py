@@ -8,9 +8,10 @@ that skips the policy's release hook, a release after expiry that unpins
 again, and expiry of a lease not yet due (at its deadline; or, with no TLA+
 twin, through a renewed lease's stale heap pair). Shared bugs (every policy).
 The state-graph replay drives lease calls (each policy's lease replay input,
-``verify/lease_replay.py``) and catches the first three; trace validation and
-CrossHair do not drive them (``WHY_BLIND``); the contracts, the sweep and the
-stateful test catch all four.
+``verify/lease_replay.py``) and catches the first three; trace validation
+(the lease streams, ``workloads.drive_leases``, against
+tla/trace/EmbeddingCacheLeaseTrace.tla), the contracts, the sweep and the
+stateful test catch all four; CrossHair does not drive them (``WHY_BLIND``).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from .core import _raises_like
 
 #: Why the other layers are blind to lease bugs.
 WHY_BLIND = (
-    "lease calls are not in the recorded traces or the CrossHair targets; the lease "
-    "TLA+ bug models (tla/leases/) plant the same mistakes"
+    "the lease transitions are not CrossHair targets; the lease TLA+ bug models "
+    "(tla/leases/) plant the same mistakes"
 )
 
 #: Why the replay is blind to ExpireNotDue.
@@ -127,7 +128,7 @@ def _lease_bug(
     tla: str | None,
     replay: bool = True,
 ) -> PlantedBug:
-    caught = ("contracts", "stateful", "replay") if replay else ("contracts", "stateful")
+    caught = ("contracts", "stateful", "traces", "replay")[: 4 if replay else 3]
     return PlantedBug(
         name, None, "transition", witness[-1][0], frozenset(expect), tla, witness, 3, body=body,
         blind=frozenset(layer for layer in LAYERS if layer not in caught),
