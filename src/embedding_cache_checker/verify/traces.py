@@ -224,6 +224,21 @@ def _tla_lease_step(step: TraceStep, functions: frozenset[str]) -> str:
     )
 
 
+def _lease_bounds(trace: Sequence[TraceStep]) -> tuple[str, str]:
+    """The ``TraceData`` definition of a lease trace's lease ids (the granted ones and a
+    spare slot, -1) and the config lines binding them and the clock's bounds. O(steps)."""
+    ids = sorted({-1} | {s.lease for s in trace if s.op == "lease" and s.lease is not None})
+    seconds = [s.n_blocks or 0 for s in trace if s.op in ("lease", "renew_lease")]
+    last = max([1] + [s.n_blocks or 0 for s in trace if s.op == "tick"])
+    data = f"TraceLeaseIds == {{{', '.join(str(i) for i in ids)}}}\n"
+    config = (
+        "    LeaseIds <- TraceLeaseIds\n"
+        f"    MaxTime = {last}\n"
+        f"    MaxDuration = {max([0, *seconds])}\n"
+    )
+    return data, config
+
+
 def trace_module(
     trace: Sequence[TraceStep],
     num_blocks: int,
@@ -249,32 +264,23 @@ def trace_module(
         steps = ",\n    ".join(_tla_lease_step(step, functions) for step in trace)
     else:
         steps = ",\n    ".join(_tla_step(step, functions) for step in trace)
-    lines = [
-        f"---- MODULE {TRACE_DATA} ----",
-        "EXTENDS Integers, TLC",
-        f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}",
-    ]
+    data = f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
     values = policy_constants(policy, constants)
     extra = "".join(f"    {k} = {v}\n" for k, v in values.items())
-    spec = "TraceSpec"
     if leases:
-        ids = sorted({-1} | {s.lease for s in trace if s.op == "lease" and s.lease is not None})
-        seconds = [s.n_blocks or 0 for s in trace if s.op in ("lease", "renew_lease")]
-        lines.append(f"TraceLeaseIds == {{{', '.join(str(i) for i in ids)}}}")
-        extra += (
-            "    LeaseIds <- TraceLeaseIds\n"
-            f"    MaxTime = {max([1] + [s.n_blocks or 0 for s in trace if s.op == 'tick'])}\n"
-            f"    MaxDuration = {max([0, *seconds])}\n"
-        )
-        spec = "LeaseTraceSpec"
-    module = "\n".join(lines) + f"\nTrace == <<\n    {steps}\n    >>\n====\n"
+        lease_data, lease_constants = _lease_bounds(trace)
+        data, extra = data + lease_data, extra + lease_constants
+    module = (
+        f"---- MODULE {TRACE_DATA} ----\nEXTENDS Integers, TLC\n{data}"
+        f"Trace == <<\n    {steps}\n    >>\n====\n"
+    )
     config = (
         "CONSTANTS\n"
         f"    N = {num_blocks}\n"
         f"    MaxPins = {max_pins}\n"
         "    Keys <- TraceKeys\n"
         f"{extra}"
-        f"SPECIFICATION {spec}\n"
+        f"SPECIFICATION {'LeaseTraceSpec' if leases else 'TraceSpec'}\n"
         "INVARIANT TraceProgress\n"
     )
     return module, config
