@@ -1,4 +1,5 @@
-"""Run the smoke model and every bug model through the CLI's runner (needs java)."""
+"""Run every model of the default run through the CLI's runner (needs java): what
+``embedding-cache tlc`` runs, each against its expectation."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import shutil
 import pytest
 
 from embedding_cache_checker.tlc.jar import locate_jar, locate_java
-from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
+from embedding_cache_checker.tlc.manifest import Model, default_models, find_tla_dir, load_manifest
 from embedding_cache_checker.tlc.runner import run_model
 
 pytestmark = [
@@ -20,9 +21,10 @@ pytestmark = [
 
 TLA_DIR = find_tla_dir()
 MODELS = load_manifest(TLA_DIR)
-#: The models pytest runs: the smoke model and every bug model (deep, large,
-#: refinement and liveness run in CI through the CLI).
-FAST = [m for m in MODELS if "smoke" in m.tags or "bug" in m.tags]
+#: The models pytest runs: the manifest's default run (the passing, refinement, liveness,
+#: lease and protocol models and every bug model), as ``embedding-cache tlc`` does; the
+#: big ones (``default_run`` false) are the nightly profile's.
+FAST = default_models(MODELS)
 
 
 @pytest.mark.parametrize("model", FAST, ids=[m.name for m in FAST])
