@@ -41,12 +41,13 @@ from embedding_cache_checker.verify.lin.history import (
     SteppingClock,
     overlaps,
 )
+from embedding_cache_checker.verify.lin.report import MUTANT_BUDGET
 from embedding_cache_checker.verify.lin.spec import SequentialSpec
 
 POLICIES = list(EVICTION_POLICIES)
 #: Histories of the real cache per policy, and the most any mutant may take.
 HISTORIES = 200
-BUDGET = 200
+BUDGET = MUTANT_BUDGET
 
 
 # --------------------------------------------------------------------------

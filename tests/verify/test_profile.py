@@ -17,6 +17,7 @@ from embedding_cache_checker.tlc.command import EXIT_SETUP
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify import command
 from embedding_cache_checker.verify.crosshair_budget import PER_CONDITION_SECONDS
+from embedding_cache_checker.verify.lin.report import MUTANT_BUDGET
 from embedding_cache_checker.verify.main_job import (
     CI_STEPS,
     EXTRA_STEPS,
@@ -40,7 +41,7 @@ def test_ci_is_the_old_job_plus_linearizability() -> None:
     assert CI.replay_depth is None and CI.crosshair_timeout is None
     assert CI.hypothesis_profile is None and CI.json_out is None
     assert CI.simulate_seconds == 0 and CI.distributed_workers == 0
-    assert CI.lin_histories == 200 and CI.lin_mutant_budget == 200
+    assert CI.lin_histories == 200 and CI.lin_mutant_budget == MUTANT_BUDGET
     options = VerifyOptions(tla_dir=Path("tla"))
     assert options.profile is CI and options.selected_steps == CI_STEPS
 

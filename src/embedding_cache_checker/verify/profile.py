@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .lin.report import MUTANT_BUDGET
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -35,7 +37,7 @@ class Profile:
     #: Concurrent histories of the real cache checked per policy (linearizability);
     #: each mutant is hunted for at most ``lin_mutant_budget`` histories.
     lin_histories: int = 200
-    lin_mutant_budget: int = 200
+    lin_mutant_budget: int = MUTANT_BUDGET
     #: The Hypothesis settings profile the stateful tests run under (a subprocess
     #: step, ``stateful``); None: no such step.
     hypothesis_profile: str | None = None
