@@ -14,36 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
-from . import workload
+from . import offline, workload
+from .counts import HitCounts
 from .implementations import FactoryFor, cache_factory
 from .streams import Stream, StreamSpec, make_stream
-
-
-@dataclass(frozen=True)
-class HitCounts:
-    """What one policy answered to the counted part of one stream on one pool."""
-
-    requests: int
-    hits: int
-    blocks_requested: int
-    blocks_hit: int  # blocks of the hit entries
-    allocs: int
-    alloc_failures: int
-    evictions: int
-    cpu_seconds: float = field(default=0.0, compare=False)  # the whole run, warm-up included
-
-    @property
-    def request_hit_ratio(self) -> float:
-        """Hits over requests."""
-        return self.hits / self.requests if self.requests else 0.0
-
-    @property
-    def block_hit_ratio(self) -> float:
-        """Blocks of the hit entries over blocks requested."""
-        return self.blocks_hit / self.blocks_requested if self.blocks_requested else 0.0
 
 
 def simulate(stream: Stream, cache: workload.Cache) -> HitCounts:
@@ -88,10 +65,17 @@ def simulate(stream: Stream, cache: workload.Cache) -> HitCounts:
     return HitCounts(len(counted), hits, sum(counted), blocks_hit, allocs, failures, evictions, cpu)
 
 
-def _simulate_job(job: tuple[StreamSpec, int, str]) -> HitCounts:
-    """One (stream, pool, policy) simulation; runs in a worker process."""
-    spec, pool, policy = job
-    return simulate(make_stream(spec), cache_factory(policy)(pool))
+#: A job's kind: a shipped policy (``simulate`` on a fresh cache) or an offline rule
+#: (``offline.simulate_offline``).
+POLICY, OFFLINE = "policy", "offline"
+
+
+def _simulate_job(job: tuple[StreamSpec, int, str, str]) -> HitCounts:
+    """One (stream, pool, name, kind) simulation; runs in a worker process."""
+    spec, pool, name, kind = job
+    if kind == OFFLINE:
+        return offline.simulate_offline(make_stream(spec), pool, name)
+    return simulate(make_stream(spec), cache_factory(name)(pool))
 
 
 def hit_ratios(
@@ -99,26 +83,44 @@ def hit_ratios(
     pools: Sequence[int],
     policies: Sequence[str],
     *,
+    offline_rules: Sequence[str] = (),
     jobs: int = 1,
     factory_for: FactoryFor = cache_factory,
 ) -> dict[tuple[str, int, str], HitCounts]:
-    """Counts for every (workload, pool, policy); in ``jobs`` worker processes if > 1.
+    """Counts for every (workload, pool, policy), and for every (workload, pool, rule) of
+    ``offline_rules`` under the name ``offline_name(rule)``; in ``jobs`` worker processes
+    if > 1.
 
     Worker processes build caches with ``cache_factory``, so a planted
-    ``factory_for`` runs in this process. O(workloads x pools x policies x requests).
+    ``factory_for`` runs in this process.
+    O(workloads x pools x (policies x requests + rules x offline cost)).
     """
-    grid = [(spec, pool, policy) for spec in specs for pool in pools for policy in policies]
+    grid = [
+        (spec, pool, name, kind)
+        for spec in specs
+        for pool in pools
+        for kind, names in ((POLICY, policies), (OFFLINE, offline_rules))
+        for name in names
+    ]
     if jobs > 1 and factory_for is cache_factory and len(grid) > 1:
         with ProcessPoolExecutor(max_workers=jobs) as executor:
             counts = list(executor.map(_simulate_job, grid, chunksize=1))
     else:
         counts = [
-            simulate(make_stream(spec), factory_for(policy)(pool)) for spec, pool, policy in grid
+            offline.simulate_offline(make_stream(spec), pool, name)
+            if kind == OFFLINE
+            else simulate(make_stream(spec), factory_for(name)(pool))
+            for spec, pool, name, kind in grid
         ]
     return {
-        (spec.workload, pool, policy): count
-        for (spec, pool, policy), count in zip(grid, counts, strict=True)
+        (spec.workload, pool, offline_name(name) if kind == OFFLINE else name): count
+        for (spec, pool, name, kind), count in zip(grid, counts, strict=True)
     }
+
+
+def offline_name(rule: str) -> str:
+    """The name an offline rule's counts are keyed under (no policy name has a colon)."""
+    return f"offline:{rule}"
 
 
 def hit_rows(
@@ -133,13 +135,20 @@ def hit_rows(
     Each row carries the counts, the ratios, the stream's fingerprint and, when
     ``baseline`` was simulated there, its ratios to the baseline's under the
     keys ``request_hit_vs_fifo`` and ``block_hit_vs_fifo`` (the names the
-    report has always used; the baseline is the seed's order).
+    report has always used; the baseline is the seed's order), and, when the
+    offline rules were simulated there, its request hit ratio over the offline
+    reference's (``request_hit_vs_reference``).
     O(streams x pools x policies).
     """
     rows = []
+    references = {
+        (row["workload"], row["num_blocks"]): row["request_hit_ratio"]
+        for row in reference_rows(counts, streams, pools)
+    }
     for stream in streams:
         for pool in pools:
             base = counts.get((stream.spec.workload, pool, baseline))
+            reference = references.get((stream.spec.workload, pool))
             for policy in names:
                 count = counts[(stream.spec.workload, pool, policy)]
                 row: dict[str, Any] = {
@@ -157,7 +166,37 @@ def hit_rows(
                         count.request_hit_ratio, base.request_hit_ratio
                     )
                     row["block_hit_vs_fifo"] = _ratio(count.block_hit_ratio, base.block_hit_ratio)
+                if reference is not None:
+                    row["request_hit_vs_reference"] = _ratio(count.request_hit_ratio, reference)
                 rows.append(row)
+    return rows
+
+
+def reference_rows(
+    counts: Mapping[tuple[str, int, str], HitCounts],
+    streams: Sequence[Stream],
+    pools: Sequence[int],
+) -> list[dict[str, Any]]:
+    """The offline reference per stream and pool (``offline.reference_row``), for every
+    (stream, pool) whose every offline rule was simulated. O(streams x pools x rules)."""
+    rows = []
+    for stream in streams:
+        for pool in pools:
+            keys = {
+                rule: (stream.spec.workload, pool, offline_name(rule))
+                for rule in offline.OFFLINE_RULES
+            }
+            if not all(key in counts for key in keys.values()):
+                continue
+            by_rule = {rule: counts[key] for rule, key in keys.items()}
+            rows.append(
+                {
+                    "workload": stream.spec.workload,
+                    "num_blocks": pool,
+                    "stream": stream.fingerprint,
+                    **offline.reference_row(by_rule),
+                }
+            )
     return rows
 
 

@@ -1,7 +1,9 @@
 """The miss-ratio curve of ``bench --policies``, drawn with matplotlib (the ``[plot]`` extra).
 
 One figure, one panel per workload: miss ratio (1 - request hit ratio)
-against pool size (log scale), one line per policy; written as PNG and SVG.
+against pool size (log scale), one line per policy and a dashed one for the
+offline reference (the optimum misses no more than it does: see ``offline``);
+written as PNG and SVG.
 matplotlib is imported only here, and only when a plot is asked for.
 """
 
@@ -20,6 +22,8 @@ INSTALL_HINT = (
 #: File name (without extension) of the curve, and the formats written.
 STEM = "miss_ratio_curve"
 FORMATS = ("png", "svg")
+#: The offline reference's line (``offline``): drawn dashed, in black, after the policies.
+OFFLINE_LABEL = "offline reference"
 
 
 class PlotUnavailableError(RuntimeError):
@@ -46,6 +50,9 @@ def curves(result: Mapping[str, Any]) -> dict[str, dict[str, list[tuple[int, flo
     for row in result["hit_ratios"]:
         line = out.setdefault(row["workload"], {}).setdefault(row["policy"], [])
         line.append((row["num_blocks"], row["miss_ratio"]))
+    for row in result.get("reference", []):
+        line = out.setdefault(row["workload"], {}).setdefault(OFFLINE_LABEL, [])
+        line.append((row["num_blocks"], row["miss_ratio"]))
     for lines in out.values():
         for points in lines.values():
             points.sort()
@@ -68,7 +75,10 @@ def write_miss_ratio_curve(result: Mapping[str, Any], directory: Path) -> list[P
         for policy, points in lines.items():
             pools = [pool for pool, _ in points]
             misses = [miss for _, miss in points]
-            axis.plot(pools, misses, marker="o", markersize=3, label=policy)
+            if policy == OFFLINE_LABEL:
+                axis.plot(pools, misses, "k--", marker="x", markersize=4, label=policy)
+            else:
+                axis.plot(pools, misses, marker="o", markersize=3, label=policy)
         axis.set_xscale("log", base=2)
         axis.set_xlabel("pool size (blocks)")
         info = workloads.get(name, {})

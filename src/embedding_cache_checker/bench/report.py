@@ -192,33 +192,49 @@ def _times(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio:.2f}x"
 
 
-def render_policies(report: Mapping[str, Any]) -> str:
-    """The ``bench --policies`` report as tables: hit ratios, miss-ratio curve, costs, targets."""
-    section = report["policies"]
+def _policy_hit_table(
+    section: Mapping[str, Any], references: Mapping[tuple[str, int], Mapping[str, Any]]
+) -> list[str]:
+    """The hit-ratio table at the table pools: each policy's rows, then the offline
+    reference's (when simulated) after the last policy of each (workload, pool)."""
     names, base = section["names"], section["baseline"]
     table_pools = set(section["pools"])
-    first = next(iter(section["workloads"].values()))
-    lines = [
-        f"embedding-cache bench --policies: {report['build']} build, seed {section['seed']}; "
-        f"hit ratios over {first['requests']:,} requests after {first['warmup']:,} warm-up "
-        f"requests, every policy on the same stream; vs {base} = ratio to {base}'s",
-        "",
-    ]
-    hit_rows = [
-        [
-            row["workload"],
-            f"{row['num_blocks']:,}",
-            row["policy"],
-            f"{row['request_hit_ratio']:.1%}",
-            _times(row.get("request_hit_vs_fifo")),
-            f"{row['block_hit_ratio']:.1%}",
-            _times(row.get("block_hit_vs_fifo")),
-            f"{row['evictions']:,}",
-            f"{row['alloc_failures']:,}",
-        ]
-        for row in section["hit_ratios"]
-        if row["num_blocks"] in table_pools
-    ]
+    lines: list[str] = []
+    hit_rows: list[list[str]] = []
+    for row in section["hit_ratios"]:
+        if row["num_blocks"] not in table_pools:
+            continue
+        hit_rows.append(
+            [
+                row["workload"],
+                f"{row['num_blocks']:,}",
+                row["policy"],
+                f"{row['request_hit_ratio']:.1%}",
+                _times(row.get("request_hit_vs_fifo")),
+                f"{row['block_hit_ratio']:.1%}",
+                _times(row.get("block_hit_vs_fifo")),
+                _times(row.get("request_hit_vs_reference")),
+                f"{row['evictions']:,}",
+                f"{row['alloc_failures']:,}",
+            ]
+        )
+        reference = references.get((row["workload"], row["num_blocks"]))
+        if reference is not None and row["policy"] == names[-1]:
+            chosen = reference["by_rule"][reference["rule"]]
+            hit_rows.append(
+                [
+                    row["workload"],
+                    f"{row['num_blocks']:,}",
+                    f"offline ({reference['rule']})",
+                    f"{reference['request_hit_ratio']:.1%}",
+                    "-",
+                    f"{reference['block_hit_ratio']:.1%}",
+                    "-",
+                    "1.00x",
+                    f"{chosen['evictions']:,}",
+                    f"{chosen['bypasses']:,}",
+                ]
+            )
     header = [
         "workload",
         "blocks",
@@ -227,22 +243,63 @@ def render_policies(report: Mapping[str, Any]) -> str:
         f"vs {base}",
         "block hit",
         f"vs {base}",
+        "vs offline",
     ]
     lines += _table([*header, "evictions", "alloc fails"], hit_rows)
+    if references:
+        lines.append(
+            "offline: the better of two policies that know the future (belady: farthest next "
+            "request; belady-size: largest size x distance to it; both bypass what is never "
+            "requested again), a lower bound on the optimum; its alloc fails are bypasses"
+        )
+    return lines
+
+
+def _policy_curve_table(
+    section: Mapping[str, Any], references: Mapping[tuple[str, int], Mapping[str, Any]]
+) -> list[str]:
+    """The miss-ratio curve as a table: a column per (workload, policy), then one per
+    workload for the offline reference (when simulated)."""
+    names = section["names"]
+    lines: list[str] = []
     lines += ["", "miss ratio (1 - request hit ratio) by pool size:"]
     workloads = list(section["workloads"])
     miss = {
         (row["workload"], row["policy"], row["num_blocks"]): row["miss_ratio"]
         for row in section["hit_ratios"]
     }
+    offline_miss = {key: row["miss_ratio"] for key, row in references.items()}
+    columns = [(name, policy) for name in workloads for policy in names]
     curve_rows = [
         [f"{pool:,}"]
-        + [f"{miss[(name, policy, pool)]:.1%}" for name in workloads for policy in names]
+        + [f"{miss[(name, policy, pool)]:.1%}" for name, policy in columns]
+        + [
+            f"{offline_miss[(name, pool)]:.1%}" if (name, pool) in offline_miss else "-"
+            for name in workloads
+            if offline_miss
+        ]
         for pool in section["curve_pools"]
     ]
-    lines += _table(
-        ["blocks", *(f"{name} {policy}" for name in workloads for policy in names)], curve_rows
-    )
+    curve_header = [f"{name} {policy}" for name, policy in columns]
+    curve_header += [f"{name} offline" for name in workloads if offline_miss]
+    lines += _table(["blocks", *curve_header], curve_rows)
+    return lines
+
+
+def render_policies(report: Mapping[str, Any]) -> str:
+    """The ``bench --policies`` report as tables: hit ratios, miss-ratio curve, costs, targets."""
+    section = report["policies"]
+    base = section["baseline"]
+    first = next(iter(section["workloads"].values()))
+    lines = [
+        f"embedding-cache bench --policies: {report['build']} build, seed {section['seed']}; "
+        f"hit ratios over {first['requests']:,} requests after {first['warmup']:,} warm-up "
+        f"requests, every policy on the same stream; vs {base} = ratio to {base}'s",
+        "",
+    ]
+    references = {(row["workload"], row["num_blocks"]): row for row in section.get("reference", [])}
+    lines += _policy_hit_table(section, references)
+    lines += _policy_curve_table(section, references)
     cost = section["cost"]
     lines += [
         "",
