@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from . import invariants, transitions
+from .admission import AdmissionSpec, make_admission
 from .entry import CacheEntry
 from .free_blocks import DEFAULT_ALLOCATOR, allocator_name
 from .leases import Lease
@@ -43,6 +44,7 @@ class EmbeddingCache:
         eviction: PolicySpec = DEFAULT_POLICY,
         allocator: str = DEFAULT_ALLOCATOR,
         clock: Callable[[], float] = time.monotonic,
+        admission: AdmissionSpec = None,
     ) -> None:
         """A cache over block ids 0 .. num_blocks-1, all free.
 
@@ -54,24 +56,31 @@ class EmbeddingCache:
         or "extents", coalesced runs for fewer runs of consecutive ids per entry.
         ``clock`` is what lease deadlines are read against (seconds, never
         decreasing): ``time.monotonic`` by default; tests pass a fake one.
+        ``admission`` names an admission filter (``embedding_cache.ADMISSION_FILTERS``),
+        or is a factory taking ``num_blocks``: an alloc that would have to evict
+        may then be declined (None, nothing changes; spec/SPEC.md section 13).
+        None, the default, is the seed's rule.
         O(num_blocks), C-level, with either allocator (the pool's ids).
 
         Raises:
             TypeError: ``num_blocks`` is not an int (or is a bool); ``eviction``
                 is neither a name nor a factory; ``allocator`` is not a str;
-                ``clock`` is not callable.
-            ValueError: ``num_blocks`` is negative; ``eviction`` or ``allocator``
-                is an unknown name (the message lists the valid ones).
+                ``clock`` is not callable; ``admission`` is neither None, a name
+                nor a factory of an ``AdmissionFilter``.
+            ValueError: ``num_blocks`` is negative; ``eviction``, ``allocator``
+                or ``admission`` is an unknown name (the message lists the valid ones).
         """
         n = transitions.validate_num_blocks(num_blocks)
         if not callable(clock):
             raise TypeError(f"EmbeddingCache: clock must be callable, not {type(clock).__name__}")
-        self._state = CacheState(n, make_policy(eviction, n), allocator)
+        door = make_admission(admission, n)
+        self._state = CacheState(n, make_policy(eviction, n), allocator, door)
         self._lock = threading.Lock()
         # What __repr__ shows without the lock: none of it changes after construction.
         self._fixed = (
             f"num_blocks={n}, eviction={self._state.policy.name!r}, "
             f"allocator={allocator_name(self._state.free)!r}"
+            + ("" if door is None else f", admission={door.name!r}")
         )
         # Every public method calls its transition through this table, with the
         # lock held: the one path tracing and planted bugs hook into.
@@ -97,6 +106,12 @@ class EmbeddingCache:
     def eviction(self) -> str:
         """The eviction policy's name. O(1)."""
         return self._state.policy.name
+
+    @property
+    def admission(self) -> str | None:
+        """The admission filter's name (``ADMISSION_FILTERS``), or None. O(1)."""
+        door = self._state.admission
+        return None if door is None else door.name
 
     @property
     def allocator(self) -> str:

@@ -32,6 +32,7 @@ if CHECKED or TYPE_CHECKING:
             "EMBEDDING_CACHE_CHECKED is set, and the checked build needs icontract: "
             "pip install 'embedding-cache[checked]'"
         ) from exc
+from .admission import Outcome
 from .entry import NOT_READY, CacheEntry
 from .snapshots import (
     AllocPlan,
@@ -53,6 +54,7 @@ class Old(Protocol):
 
     pre: Snapshot
     plan: AllocPlan
+    door: Any  # the admission filter's snapshot (None without a filter)
 
 
 def _contract(*decorators: Any) -> Callable[[F], F]:
@@ -164,9 +166,46 @@ def _plan(s: CacheState, n_blocks: int) -> AllocPlan | None:
     return plan_alloc(s, n_blocks)
 
 
-def alloc_fails_iff_short(OLD: Old, result: CacheEntry | None) -> bool:
-    """None exactly when free + evictable blocks are fewer than n."""
-    return (result is None) == OLD.plan.fails
+def _snap_door(s: CacheState, key: str) -> Any:
+    door = s.admission
+    return None if door is None or not isinstance(key, str) else door.snapshot(key)
+
+
+def alloc_fails_iff_short(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
+    """None when free + evictable blocks are fewer than n, an entry otherwise; with an
+    admission filter a None that is not short is a decline (judged on its own)."""
+    if OLD.plan.fails:
+        return result is None
+    return result is not None or s.admission is not None
+
+
+def alloc_declines_only_when_evicting(OLD: Old, result: CacheEntry | None, n_blocks: int) -> bool:
+    """A declined alloc (None, not short) would have had to evict: fewer than n free."""
+    if result is not None or OLD.plan.fails:
+        return True
+    n = as_count(n_blocks)
+    return n is not None and OLD.pre.free_len < n
+
+
+def alloc_follows_admission_rule(
+    OLD: Old, s: CacheState, key: str, n_blocks: int, result: CacheEntry | None
+) -> bool:
+    """The admission filter (if any) declined, admitted and remembered by its rule."""
+    door = s.admission
+    if door is None:
+        return True
+    n = as_count(n_blocks)
+    evicts = not OLD.plan.fails and n is not None and OLD.pre.free_len < n
+    outcome: Outcome = (
+        "admitted" if result is not None else "failed" if OLD.plan.fails else "declined"
+    )
+    return door.follows_rule(OLD.door, key, evicts, outcome) is None
+
+
+def alloc_leaves_no_live_key_at_door(s: CacheState, key: str, result: CacheEntry | None) -> bool:
+    """An admitted key is no longer remembered by the filter (O(1))."""
+    door = s.admission
+    return result is None or door is None or not door.snapshot(key)[0]
 
 
 def failed_alloc_changes_nothing(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
@@ -244,7 +283,11 @@ alloc_contract = _contract(
     _pre(evictable_within_entries, "EvictableSetInv"),
     _snap(_snap_key, "pre"),
     _snap(_plan, "plan"),
+    _snap(_snap_door, "door"),
     _post(alloc_fails_iff_short, "AllocFailsOnlyWhenShortProp"),
+    _post(alloc_declines_only_when_evicting, "AllocDeclinesOnlyWhenEvictingProp"),
+    _post(alloc_follows_admission_rule, "DoorkeeperRuleProp"),
+    _post(alloc_leaves_no_live_key_at_door, "DoorHoldsAbsentKeysInv"),
     _post(failed_alloc_changes_nothing, "FailedAllocUnchangedProp"),
     _post(alloc_evicts_only_needed, "EvictOnlyAsNeededProp"),
     order_post(alloc_evicts_policy_victims),

@@ -147,6 +147,16 @@ def lease_deadline_inv(s: CacheState) -> str | None:
     return None
 
 
+def door_holds_absent_keys_inv(s: CacheState) -> str | None:
+    """DoorHoldsAbsentKeysInv: the admission filter (if any) is well formed and
+    remembers no live key (spec/SPEC.md section 13). O(door)."""
+    door = s.admission
+    if door is None:
+        return None
+    entries = s.entries
+    return door.check(entries.__contains__)
+
+
 #: Every state invariant by its one name, in the order the sweep checks them.
 INVARIANTS: dict[str, Callable[[CacheState], str | None]] = {
     "TypeOK": type_ok,
@@ -157,6 +167,7 @@ INVARIANTS: dict[str, Callable[[CacheState], str | None]] = {
     "QuiescenceInv": quiescence_inv,
     "LeasePinsInv": lease_pins_inv,
     "LeaseDeadlineInv": lease_deadline_inv,
+    "DoorHoldsAbsentKeysInv": door_holds_absent_keys_inv,
 }
 
 

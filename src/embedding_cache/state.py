@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .admission import AdmissionFilter
 from .entry import CacheEntry
 from .free_blocks import DEFAULT_ALLOCATOR, FreeBlocks, FreeStack, make_free_pool
 from .leases import LeaseBook
@@ -21,6 +22,7 @@ class CacheState:
     """The cache's whole state (see spec/SPEC.md for the mapping to the TLA+ variables)."""
 
     __slots__ = (
+        "admission",
         "checks",
         "entries",
         "evictable_blocks",
@@ -44,6 +46,7 @@ class CacheState:
         num_blocks: int,
         policy: EvictionPolicy | None = None,
         allocator: str = DEFAULT_ALLOCATOR,
+        admission: AdmissionFilter | None = None,
     ) -> None:
         #: Size of the block pool; block ids are 0 .. num_blocks-1.  (TLA+: N)
         self.num_blocks: int = num_blocks
@@ -59,6 +62,8 @@ class CacheState:
         #: The eviction policy: the order of the evictable entries and the victim rule.
         self.policy: EvictionPolicy = FifoPolicy(num_blocks) if policy is None else policy
         self.set_policy(self.policy)
+        #: The admission filter (``admission``), or None: the seed's rule.  (TLA+: door)
+        self.admission: AdmissionFilter | None = admission
 
     def set_policy(self, policy: EvictionPolicy) -> None:
         """Install ``policy`` (which must already hold exactly the evictable keys). O(1).
@@ -106,6 +111,7 @@ class CacheState:
             # field: give the copy its class back.
             policy.__class__ = type(self.policy)
         twin.set_policy(policy)
+        twin.admission = None if self.admission is None else self.admission.copy()
         return twin
 
     def __deepcopy__(self, memo: dict[int, object]) -> CacheState:
@@ -119,6 +125,7 @@ class CacheState:
             f"CacheState(num_blocks={self.num_blocks}, free={self.free!r}, "
             f"entries={self.entries!r}, policy={self.policy.name}:{self.checks.abstract()!r}, "
             f"evictable_blocks={self.evictable_blocks}"
+            + (f", admission={self.admission!r}" if self.admission is not None else "")
             + (f", leases={self.leases!r})" if self.leases.live else ")")
         )
 

@@ -90,17 +90,20 @@ def get(s: CacheState, key: str) -> CacheEntry | None:
 
 @contracts.alloc_contract
 def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
-    """Allocate ``n_blocks`` for ``key``, evicting as needed [Alloc / AllocFail].
+    """Allocate ``n_blocks`` for ``key``, evicting as needed [Alloc / AllocFail / AllocDecline].
 
     The new entry starts not-ready. Returns None, changing nothing, when free
-    plus evictable blocks are fewer than ``n_blocks`` (fail-fast). Otherwise
+    plus evictable blocks are fewer than ``n_blocks`` (fail-fast), or when the
+    alloc would have to evict and the admission filter (``s.admission``, if
+    any) declines ``key``: then only the filter is told (``declined``). Otherwise
     evicts the policy's victims until enough blocks are free and takes
     ``n_blocks`` ids, ascending, from the free pool (the stack's top, or the
     fewest extents: ``free_blocks``).
 
     O(n_blocks log n_blocks + blocks of the evicted entries + the policy's
     evict cost per victim, O(1) amortized or O(log E): policies/), plus
-    O(runs touched + log N) with the extents allocator.
+    O(runs touched + log N) with the extents allocator, plus the filter's
+    O(1) with one.
 
     Raises:
         TypeError: ``key`` is not a str, or ``n_blocks`` is not an int (or is a bool).
@@ -123,9 +126,13 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
             key, "absent", f"{n_blocks} blocks requested but capacity is {s.num_blocks}"
         )
     free = s.free
+    door = s.admission
     if len(free) < n_blocks:
         if len(free) + s.evictable_blocks < n_blocks:
             return None  # fail fast: evicting everything evictable would not be enough
+        if door is not None and door.declines(key):
+            door.declined(key)  # would evict: the filter says not yet [AllocDecline]
+            return None
         evict_until(s, n_blocks)
     # Ascending ids: an evicted entry's blocks go back to the pool in order,
     # so a later alloc of the same size can get them back contiguous.
@@ -134,6 +141,8 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
     admit = s.on_admit
     if admit is not None:
         admit(key, n_blocks)
+    if door is not None:
+        door.admitted(key)
     return entry
 
 

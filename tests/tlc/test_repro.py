@@ -56,7 +56,19 @@ MODELS = load_manifest(TLA_DIR)
 #: ``lease``): --repro does not translate the lease actions (Lease, Renew,
 #: LeaseRelease, Expire, Tick) into calls yet; their planted twins are linked all the
 #: same (planted/leases.py), and the contracts and the stateful test catch those.
-BUG_MODELS = [m for m in MODELS if "bug" in m.tags and "safety" in m.tags and "lease" not in m.tags]
+#: Nor the admission models' (tag ``admission``): --repro builds no filter and does not
+#: translate AllocDecline or the door yet; their planted twins are linked
+#: (planted/admission.py, ``LINKED_MODELS``), and the contracts catch those.
+UNREPLAYED_TAGS = ("lease", "admission")
+BUG_MODELS = [
+    m
+    for m in MODELS
+    if "bug" in m.tags and "safety" in m.tags and not set(UNREPLAYED_TAGS) & set(m.tags)
+]
+#: Every safety bug model but the lease ones has one linked planted bug.
+LINKED_MODELS = [
+    m for m in MODELS if "bug" in m.tags and "safety" in m.tags and "lease" not in m.tags
+]
 NAMES = [m.name for m in BUG_MODELS]
 CATALOGUE = (*PLANTED, *QUERY_BUGS)
 GLUE = Path(__file__).parent / "data" / "counterexample" / "glue"
@@ -79,11 +91,15 @@ def _ids(model: Model) -> str:
 
 def test_the_bug_models_are_the_mcbug_models() -> None:
     assert BUG_MODELS
-    mcbug = {m.name for m in MODELS if m.name.startswith("MCBug") and "lease" not in m.tags}
+    mcbug = {
+        m.name
+        for m in MODELS
+        if m.name.startswith("MCBug") and not set(UNREPLAYED_TAGS) & set(m.tags)
+    }
     assert {m.name for m in BUG_MODELS} == mcbug
 
 
-@pytest.mark.parametrize("model", BUG_MODELS, ids=_ids)
+@pytest.mark.parametrize("model", LINKED_MODELS, ids=_ids)
 def test_each_bug_model_has_one_linked_planted_bug(model: Model) -> None:
     linked = [bug for bug in CATALOGUE if bug.tla_model == model.name]
     assert len(linked) == 1, [bug.name for bug in linked]

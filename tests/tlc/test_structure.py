@@ -173,13 +173,16 @@ def test_glue_declares_the_hooks() -> None:
 
 #: The alloc operators and the one module defining each: the core's step with its
 #: victims and blocks given, the core's alloc (any victims it allows), the glue's
-#: alloc (the policy's victims); each with its fail-fast twin.
+#: alloc (the policy's victims); each with its fail-fast twin and its decline twin
+#: (an admission filter's None: spec/SPEC.md section 13).
 ALLOC_HOMES = {
     "AllocStep": "EmbeddingCache.tla",
     "Alloc": "EmbeddingCache.tla",
     "AllocFail": "EmbeddingCache.tla",
+    "AllocDecline": "EmbeddingCache.tla",
     "CacheAlloc": GLUE,
     "CacheAllocFail": GLUE,
+    "CacheAllocDecline": GLUE,
 }
 #: An alloc action's name: Alloc or CacheAlloc, then an optional CamelCase word.
 _ALLOC_NAME = re.compile(r"^(Cache)?Alloc([A-Z][a-z]+)?$")

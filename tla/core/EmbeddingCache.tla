@@ -58,8 +58,8 @@ cacheVars == <<entries, free, evictable>>
 vars      == <<entries, free, evictable, lastOp>>
 
 \* The names of the operations, as recorded in lastOp.
-OpNames == {"Init", "Alloc", "AllocFail", "MarkReady", "Pin", "PinIfReady",
-            "Unpin", "Discard"}
+OpNames == {"Init", "Alloc", "AllocFail", "AllocDecline", "MarkReady", "Pin",
+            "PinIfReady", "Unpin", "Discard"}
 
 -----------------------------------------------------------------------------
 (* Block store: the only place that depends on Level.                      *)
@@ -198,6 +198,21 @@ AllocFail(k, n) ==
     /\ UNCHANGED cacheVars
     /\ lastOp' = [op |-> "AllocFail", key |-> k, n |-> n]
 
+\* The alloc of n blocks would have to evict, and could: an admission
+\* filter may decline it (spec/SPEC.md section 13).
+WouldEvict(n) == FreeCount < n /\ CanAlloc(n)
+
+\* alloc(k, n) that returns None because the cache's admission filter
+\* declined k: only an alloc that would have to evict, and nothing changes.
+\* Which ones are declined is the filter's rule (tla/admission/); a cache
+\* without a filter never declines (Next has no AllocDecline).
+AllocDecline(k, n) ==
+    /\ k \notin Live
+    /\ n \in 0 .. N
+    /\ WouldEvict(n)
+    /\ UNCHANGED cacheVars
+    /\ lastOp' = [op |-> "AllocDecline", key |-> k, n |-> n]
+
 \* mark_ready(k): a not-ready entry becomes ready and joins E.
 MarkReady(k) ==
     /\ k \in Live
@@ -263,6 +278,13 @@ Next ==
 
 Spec == Init /\ [][Next]_vars
 
+\* What a cache with an admission filter may do: every step of Spec, and
+\* declines (section 13 of spec/SPEC.md). Spec refines it: a filter only
+\* adds None results, each of an alloc that would have evicted.
+FilteredNext == Next \/ \E k \in Keys, n \in 0 .. N : AllocDecline(k, n)
+
+FilteredSpec == Init /\ [][FilteredNext]_vars
+
 -----------------------------------------------------------------------------
 (* Shared state invariants: every policy keeps them.                       *)
 
@@ -304,9 +326,18 @@ Evicted == IF lastOp'.op = "Alloc" THEN Live \ DOMAIN entries' ELSE {}
 EvictOnlyAsNeededProp ==
     [][lastOp'.op = "Alloc" => VictimsOK(lastOp'.n, Evicted)]_vars
 
-\* An alloc that returns None changes nothing.
+\* An alloc that returns None (short, or declined) changes nothing.
 FailedAllocUnchangedProp ==
-    [][lastOp'.op = "AllocFail" => UNCHANGED cacheVars]_vars
+    [][lastOp'.op \in {"AllocFail", "AllocDecline"} => UNCHANGED cacheVars]_vars
+
+\* An alloc is declined only when it would have to evict and could: fewer
+\* than n blocks are free, and free + evictable blocks (counted from E
+\* itself) are enough. With AllocFailsOnlyWhenShortProp this says exactly
+\* when None may be returned: short, or declined when it would evict.
+AllocDeclinesOnlyWhenEvictingProp ==
+    [][lastOp'.op = "AllocDecline" =>
+           /\ FreeCount < lastOp'.n
+           /\ FreeCount + SetBlocks(Evictable) >= lastOp'.n]_vars
 
 \* An alloc returns None iff free + evictable blocks < n (evictable blocks
 \* counted from E itself, not from the counter).
@@ -333,4 +364,8 @@ THEOREM Spec => [](TypeOK /\ BlockConservationInv /\ EvictableCountInv
                    /\ HeldEntriesInv /\ QuiescenceInv)
 THEOREM Spec => EvictOnlyAsNeededProp /\ FailedAllocUnchangedProp
                 /\ AllocFailsOnlyWhenShortProp /\ HeldBlocksStableProp
+THEOREM Spec => FilteredSpec
+THEOREM FilteredSpec => [](TypeOK /\ BlockConservationInv /\ EvictableCountInv
+                           /\ HeldEntriesInv /\ QuiescenceInv)
+THEOREM FilteredSpec => AllocDeclinesOnlyWhenEvictingProp /\ FailedAllocUnchangedProp
 =============================================================================

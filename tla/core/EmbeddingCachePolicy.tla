@@ -67,6 +67,11 @@ CacheAlloc(k, n) ==
 
 CacheAllocFail(k, n) == AllocFail(k, n) /\ UNCHANGED policy
 
+\* alloc(k, n) declined by an admission filter (tla/admission/): nothing
+\* changes, the policy is not told. Not in CacheNext: only a filtered
+\* cache declines, and its filter decides when.
+CacheAllocDecline(k, n) == AllocDecline(k, n) /\ UNCHANGED policy
+
 CacheMarkReady(k) == MarkReady(k) /\ policy' = Ready(policy, k, Size(k))
 
 \* A use (PinStep) of the ready entry k: hold on the first pin, then hit.
@@ -102,4 +107,6 @@ PolicyHistoryView == <<cacheVars, policy>>
 \* The core spec, with the policy's variable hidden (not mentioned).
 Core == INSTANCE EmbeddingCache
 CoreSpec == Core!Spec
+\* The core spec of a filtered cache: Spec plus declines (tla/admission/).
+CoreFilteredSpec == Core!FilteredSpec
 =============================================================================

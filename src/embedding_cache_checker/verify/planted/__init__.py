@@ -18,6 +18,11 @@ Two kinds:
   operation whose call shows it (whose contract reports it; the CrossHair
   target).
 
+* ``kind="admission"``, ``policy=None``: a broken subclass of an admission
+  filter (``bug.broken_admission``, in ``planted.admission``), run with the
+  real transitions; ``planted.admission`` also holds ``kind="transition"``
+  bugs of alloc's admission step. Each runs with ``bug.admission``'s filter.
+
 And, kept apart in ``QUERY_BUGS`` (not in ``PLANTED``): ``kind="query"``,
 ``policy=None``: a wrong answer from a query (``has_held_entries``) over a
 well-formed state. Every layer of ``LAYERS`` reads the state itself (through
@@ -74,11 +79,12 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
+from embedding_cache.admission import make_admission
 from embedding_cache.policies import EVICTION_POLICIES, make_policy
 from embedding_cache.verification import LEASE_OPERATIONS, REAL, CacheState, Lease
 
 from ...policy_parts import policy_part
-from . import core, leases
+from . import admission, core, leases
 from .bug import (
     DEFAULT_POLICY,
     LAYERS,
@@ -110,6 +116,7 @@ def _policy_bugs(policy: str) -> tuple[PlantedBug, ...]:
 PLANTED: tuple[PlantedBug, ...] = (
     core.BUGS
     + leases.BUGS
+    + admission.BUGS
     + tuple(bug for policy in EVICTION_POLICIES for bug in _policy_bugs(policy))
 )
 
@@ -214,7 +221,11 @@ def run_witness(
     bug.expected(name)  # validates the policy
     real = real_operations(checked)
     spec = partial(EVICTION_POLICIES[name], **{**bug.params, **params})
-    s = CacheState(bug.witness_blocks, make_policy(spec, bug.witness_blocks))
+    s = CacheState(
+        bug.witness_blocks,
+        make_policy(spec, bug.witness_blocks),
+        admission=make_admission(bug.admission, bug.witness_blocks),  # the real filter
+    )
     granted: list[Lease] = []
     for step in bug.witness[:-1]:
         call(real, s, step, granted)

@@ -17,6 +17,12 @@ from functools import partial
 from typing import Any, ClassVar, Literal
 
 from embedding_cache import transitions
+from embedding_cache.admission import (
+    ADMISSION_FILTERS,
+    AdmissionFilter,
+    AdmissionSpec,
+    make_admission,
+)
 from embedding_cache.cache import EmbeddingCache
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, PolicySpec, make_policy
@@ -32,7 +38,7 @@ ORDER = "<order property>"
 #: The verification layers a planted bug is shown to (``blind`` names some of them).
 LAYERS = ("contracts", "crosshair", "stateful", "replay", "traces")
 
-Kind = Literal["transition", "policy", "query"]
+Kind = Literal["transition", "policy", "admission", "query"]
 #: One call of a witness: ("alloc", key, n_blocks) or (operation, key).
 Call = tuple[str, str] | tuple[str, str, int]
 #: Operations by name, as ``transitions.OPERATIONS``.
@@ -72,6 +78,11 @@ class PlantedBug:
     #: The layers (``LAYERS``) that cannot catch it, and why.
     blind: frozenset[str] = frozenset()
     why_blind: str = ""
+    #: The admission filter the bug runs with (a name of ``ADMISSION_FILTERS``), or None.
+    admission: str | None = None
+    #: A bug of the filter itself: the broken subclass of ``ADMISSION_FILTERS[admission]``
+    #: (no field of its own, so ``plant`` re-types a real one in place).
+    broken_admission: type[AdmissionFilter] | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------ what it is
 
@@ -150,11 +161,19 @@ class PlantedBug:
         """Put this bug into the well-formed state ``s`` (a policy bug; else nothing). O(1).
 
         Re-types ``s.policy`` (an instance of the real policy) as the broken
-        subclass, which has the same fields, and rebinds the hooks.
+        subclass, which has the same fields, and rebinds the hooks; for a bug of
+        the admission filter, re-types ``s.admission`` likewise.
 
         Raises:
-            TypeError: ``s.policy`` is not an instance of exactly the real policy.
+            TypeError: ``s.policy`` (or ``s.admission``) is not an instance of
+                exactly the real class.
         """
+        door = self.broken_admission
+        if door is not None:
+            real_door = ADMISSION_FILTERS[str(self.admission)]
+            if type(s.admission) is not real_door:
+                raise TypeError(f"{self.name}: the state's filter is not a {real_door.__name__}")
+            s.admission.__class__ = door
         broken = self.broken_policy
         if broken is None:
             return
@@ -165,9 +184,18 @@ class PlantedBug:
         s.policy.__class__ = broken
         s.set_policy(s.policy)
 
+    def admission_spec(self) -> AdmissionSpec:
+        """What ``EmbeddingCache(n, admission=...)`` takes to run with this bug: the broken
+        filter for a bug of the filter, else the named real one (or None). O(1)."""
+        return self.broken_admission or self.admission
+
     def state(self, num_blocks: int, policy: str | None = None, **params: Any) -> CacheState:
-        """An empty state whose policy carries this bug (for a policy bug). O(num_blocks)."""
-        return CacheState(num_blocks, make_policy(self.eviction(policy, **params), num_blocks))
+        """An empty state whose policy (or admission filter) carries this bug. O(num_blocks)."""
+        return CacheState(
+            num_blocks,
+            make_policy(self.eviction(policy, **params), num_blocks),
+            admission=make_admission(self.admission_spec(), num_blocks),
+        )
 
     def cache_class(self, policy: str | None = None, checked: bool = False) -> type[EmbeddingCache]:
         """An ``EmbeddingCache`` subclass that runs with this bug. O(1) (built once).
@@ -209,6 +237,7 @@ _CACHE_CLASSES: dict[tuple[str, str, bool], type[EmbeddingCache]] = {}
 def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[EmbeddingCache]:
     table = Transitions(bug.operations(checked))
     default = bug.eviction(policy)
+    door = bug.admission_spec()
 
     class PlantedCache(EmbeddingCache):
         planted: ClassVar[PlantedBug] = bug
@@ -221,8 +250,9 @@ def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[Embed
             eviction: PolicySpec = default,
             allocator: str = DEFAULT_ALLOCATOR,
             clock: Callable[[], float] = time.monotonic,
+            admission: AdmissionSpec = door,
         ) -> None:
-            super().__init__(num_blocks, eviction, allocator, clock)
+            super().__init__(num_blocks, eviction, allocator, clock, admission)
             install_transitions(self, table)
 
     suffix = "" if policy == (bug.policy or DEFAULT_POLICY) else f"_{policy}"

@@ -87,13 +87,17 @@ def _alloc_checks(s: CacheState, key: str, n_blocks: int) -> int:
     return n_blocks
 
 
-def _take(s: CacheState, key: str, n_blocks: int) -> CacheEntry:
-    """``alloc``'s last step, unchanged: take ``n_blocks`` free ids from the pool."""
+def _take(s: CacheState, key: str, n_blocks: int, *, tell_filter: bool = True) -> CacheEntry:
+    """``alloc``'s last step, unchanged: take ``n_blocks`` free ids from the pool, tell
+    the policy and the admission filter (if any; ``tell_filter=False`` is a bug)."""
     entry = CacheEntry(s.free.take(n_blocks))
     s.entries[key] = entry
     admit = s.on_admit
     if admit is not None:
         admit(key, n_blocks)
+    door = s.admission
+    if door is not None and tell_filter:
+        door.admitted(key)
     return entry
 
 

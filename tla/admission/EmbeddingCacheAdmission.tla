@@ -1,0 +1,120 @@
+---------------------- MODULE EmbeddingCacheAdmission ----------------------
+(***************************************************************************)
+(* An admission filter over the cache of any policy: the doorkeeper       *)
+(* (spec/SPEC.md section 13).  An alloc that would have to evict          *)
+(* (WouldEvict: fewer than n blocks free, enough with the evictable ones)  *)
+(* is declined, unless its key is at the door: the doorkeeper remembers   *)
+(* the last DoorCapacity keys it declined, and lets a remembered key in.  *)
+(* So a key is admitted at the cost of an eviction only on its second     *)
+(* request in a while; one-time items never push anything out.  A decline *)
+(* returns None and changes nothing in the cache (the core's              *)
+(* AllocDecline, through the glue's CacheAllocDecline: the policy is not  *)
+(* told).  Every successful alloc of a key takes it off the door; no      *)
+(* other call touches the door.                                           *)
+(*                                                                         *)
+(* One module for every policy, as EmbeddingCacheLeases: it declares the  *)
+(* policy's hooks as constants (the glue's names) and reaches the glue    *)
+(* through the named instance Glue.  A root extends a policy module and   *)
+(* EmbeddingCacheAdmissionParams, then writes a bare                      *)
+(* `INSTANCE EmbeddingCacheAdmission` (models/MCAdmissionFifo.tla, ...).  *)
+(*                                                                         *)
+(* The filter refines the core's FilteredSpec (Spec plus declines), with  *)
+(* policy and door hidden (AdmissionRefinesCore).  Names follow           *)
+(* spec/NAMES.md, section "Admission".                                    *)
+(***************************************************************************)
+EXTENDS EmbeddingCacheLib, EmbeddingCacheParams, EmbeddingCacheAdmissionParams, Sequences
+
+CONSTANTS   \* the policy's hooks (EmbeddingCachePolicy), bound by name by the root
+    PInit, Admit(_, _, _), Forget(_, _), Ready(_, _, _), Hit(_, _),
+    Hold(_, _), Release(_, _, _), HasVictim(_), EvictOne(_, _)
+
+VARIABLE
+    policy      \* the policy's state (the root's policy module's)
+
+ASSUME DoorAssumption == DoorCapacity \in Nat \ {0}
+
+Glue == INSTANCE EmbeddingCachePolicy
+
+\* Every variable of the admission spec, listed (TLC 2.15 cannot evaluate
+\* UNCHANGED of a tuple that reached a module through a bare INSTANCE).
+admissionVars == <<entries, free, evictable, lastOp, policy, door>>
+
+-----------------------------------------------------------------------------
+(* The doorkeeper's rule.                                                  *)
+
+\* The keys at the door.
+AtDoor == Range(door)
+
+\* The door after declining k: k joins as the newest; the oldest leaves
+\* when the door is full.
+Remember(d, k) == IF Len(d) < DoorCapacity THEN Append(d, k) ELSE Append(Tail(d), k)
+
+\* The doorkeeper declines alloc(k, n) iff it would evict and k is not at
+\* the door.
+Declines(k, n) == Glue!WouldEvict(n) /\ k \notin AtDoor
+
+AdmissionInit == Glue!CacheInit /\ door = <<>>
+
+\* alloc(k, n) the doorkeeper lets through: the policy's alloc; k leaves
+\* the door.
+AdmitAlloc(k, n) ==
+    /\ ~Declines(k, n)
+    /\ Glue!CacheAlloc(k, n)
+    /\ door' = Remove(door, k)
+
+\* alloc(k, n) the doorkeeper declines: None, nothing changes but the door.
+DeclineAlloc(k, n) ==
+    /\ Declines(k, n)
+    /\ Glue!CacheAllocDecline(k, n)
+    /\ door' = Remember(door, k)
+
+\* Every other call: the glue's, the door untouched.
+Untouched(A) == A /\ UNCHANGED door
+
+AdmissionNext ==
+    \/ \E k \in Keys, n \in 0 .. N : AdmitAlloc(k, n) \/ DeclineAlloc(k, n)
+    \/ \E k \in Keys, n \in 0 .. N : Untouched(Glue!CacheAllocFail(k, n))
+    \/ \E k \in Keys : Untouched(Glue!CacheMarkReady(k))
+    \/ \E k \in Keys : Untouched(Glue!CachePin(k))
+    \/ \E k \in Keys : Untouched(Glue!CachePinIfReady(k))
+    \/ \E k \in Keys : Untouched(Glue!CacheUnpin(k))
+    \/ \E k \in Keys : Untouched(Glue!CacheDiscard(k))
+
+AdmissionSpec == AdmissionInit /\ [][AdmissionNext]_admissionVars
+
+\* The state without lastOp (no action reads it; README.md, Reductions):
+\* the view of a policy whose state is finite as it is (fifo, s3fifo,
+\* sieve); a root whose policy state is not (gdsf's clock) gives
+\* AdmissionViewOf its canonical form (MCAdmissionGdsf).
+AdmissionViewOf(p) == <<entries, free, evictable, p, door>>
+AdmissionView == AdmissionViewOf(policy)
+
+-----------------------------------------------------------------------------
+(* Properties.                                                             *)
+
+\* The door is a sequence of distinct keys, at most DoorCapacity long.
+DoorTypeOK ==
+    /\ door \in Seq(Keys)
+    /\ Len(door) <= DoorCapacity
+    /\ \A i, j \in DOMAIN door : i # j => door[i] # door[j]
+
+\* Every key at the door is absent: it joined when its alloc was declined,
+\* and leaves when an alloc of it succeeds.
+DoorHoldsAbsentKeysInv == \A k \in AtDoor : k \notin Glue!Live
+
+\* The doorkeeper's rule, step by step: an alloc that would evict is
+\* declined iff its key is not at the door; a decline remembers the key, a
+\* successful alloc takes it off; nothing else moves the door.
+DoorkeeperRuleProp ==
+    [][LET op == lastOp'.op
+           k  == lastOp'.key
+           n  == lastOp'.n
+       IN  /\ op \in {"Alloc", "AllocDecline"} =>
+                  (op = "AllocDecline" <=> Glue!WouldEvict(n) /\ k \notin AtDoor)
+           /\ op = "AllocDecline" => door' = Remember(door, k)
+           /\ op = "Alloc" => door' = Remove(door, k)
+           /\ op \notin {"Alloc", "AllocDecline"} => door' = door]_admissionVars
+
+\* The filtered cache does only what the core allows a filtered cache.
+AdmissionRefinesCore == Glue!CoreFilteredSpec
+=============================================================================

@@ -1,0 +1,17 @@
+-------------------------- MODULE MCAdmissionGdsf --------------------------
+(***************************************************************************)
+(* Root of the admission models of policy gdsf: its policy module defines *)
+(* the hooks, and the bare INSTANCE binds the hooks, constants and         *)
+(* variables of the admission module (EmbeddingCacheAdmission) to the      *)
+(* root's of the same names. tla/models.json gives each model's config.    *)
+(***************************************************************************)
+EXTENDS EmbeddingCacheGdsf, EmbeddingCacheAdmissionParams, TLC
+
+INSTANCE EmbeddingCacheAdmission
+
+\* gdsf's clock grows without bound: the view keeps each priority relative
+\* to it (the clock shift of tla/README.md, Reductions).
+AdmissionGdsfView ==
+    AdmissionViewOf([policy EXCEPT !.prio = [k \in DOMAIN @ |-> @[k] - policy.clock],
+                                   !.clock = 0])
+=============================================================================
