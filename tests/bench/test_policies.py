@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from embedding_cache import EVICTION_POLICIES, EmbeddingCache
+from embedding_cache import ADMISSION_FILTERS, EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.entry import CacheEntry
 from embedding_cache_checker.bench import (
     command,
@@ -73,6 +73,14 @@ def _spec(name: str, requests: int = 3000, warmup: int = 1000, seed: int = 0) ->
 
 def test_every_registered_policy_is_benched() -> None:
     assert implementations.policy_names() == tuple(EVICTION_POLICIES)
+    assert implementations.configuration_names() == (
+        *EVICTION_POLICIES,
+        *(f"{p}+{d}" for d in ADMISSION_FILTERS for p in EVICTION_POLICIES),
+    )
+    door = implementations.cache_factory("gdsf+doorkeeper")(64)
+    assert (door.eviction, door.admission) == ("gdsf", "doorkeeper")
+    with pytest.raises(ValueError, match="unknown admission filter 'nobody'"):
+        implementations.cache_factory("fifo+nobody")
     assert implementations.BASELINE in EVICTION_POLICIES
     for name in EVICTION_POLICIES:
         cache = implementations.cache_factory(name)(64)
@@ -192,7 +200,7 @@ def small_run() -> dict[str, Any]:
 
 
 def _check_section(section: dict[str, Any]) -> None:
-    assert section["names"] == list(EVICTION_POLICIES)
+    assert section["names"] == list(implementations.configuration_names())
     _check_hit_rows(section)
     _check_cost_rows(section)
     checks = {check["check"].split(",")[1].strip() for check in section["targets"][:4]}
@@ -201,7 +209,7 @@ def _check_section(section: dict[str, Any]) -> None:
 
 
 def _check_hit_rows(section: dict[str, Any]) -> None:
-    names = list(EVICTION_POLICIES)
+    names = list(implementations.configuration_names())
     pools = sorted({*section["pools"], 16384})
     assert section["curve_pools"] == pools
     hit_rows = section["hit_ratios"]
@@ -231,7 +239,7 @@ def _check_hit_rows(section: dict[str, Any]) -> None:
 
 
 def _check_cost_rows(section: dict[str, Any]) -> None:
-    names = list(EVICTION_POLICIES)
+    names = list(implementations.configuration_names())
     cost_rows = section["costs"]
     expected = [(name, pool) for name in streams.WORKLOADS for pool in section["pools"]]
     expected += [(policy_costs.MIX_WORKLOAD, 64)]

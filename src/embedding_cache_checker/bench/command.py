@@ -74,7 +74,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "with --connector: the engine's protocol around the cache (see below)."
         ),
         epilog=(
-            "--policies: every eviction policy (embedding_cache.EVICTION_POLICIES) on two "
+            "--policies: every eviction policy (embedding_cache.EVICTION_POLICIES), alone and "
+            "with each admission filter (ADMISSION_FILTERS, as 'gdsf+doorkeeper'), on two "
             "token-sized streams: 'reuse' (Zipf 0.9 over 20,000 items of 64-4,096 blocks, "
             "log-uniform; each request pin_if_ready, a miss allocs and marks ready) and "
             "'scan' (the same with 30% one-time items). Reports request and block hit "

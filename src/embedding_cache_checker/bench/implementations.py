@@ -20,7 +20,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from embedding_cache import ALLOCATORS, EVICTION_POLICIES, EmbeddingCache
+from embedding_cache import ADMISSION_FILTERS, ALLOCATORS, EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.policies import FifoPolicy
 
@@ -44,17 +44,40 @@ def policy_names() -> tuple[str, ...]:
     return tuple(EVICTION_POLICIES)
 
 
+#: Between a policy and an admission filter in a configuration's name: "gdsf+doorkeeper".
+ADMISSION_SEPARATOR = "+"
+
+
+def configuration_names() -> tuple[str, ...]:
+    """Every policy (``policy_names``), then every policy with every admission filter of
+    ``embedding_cache.ADMISSION_FILTERS``, as "<policy>+<filter>". O(policies x filters)."""
+    policies = policy_names()
+    with_filters = tuple(
+        f"{policy}{ADMISSION_SEPARATOR}{door}" for door in ADMISSION_FILTERS for policy in policies
+    )
+    return policies + with_filters
+
+
 def cache_factory(name: str) -> Factory:
-    """A function ``num_blocks -> fresh EmbeddingCache`` evicting with policy ``name``. O(1).
+    """A function ``num_blocks -> fresh EmbeddingCache`` for configuration ``name``: a
+    policy of ``EVICTION_POLICIES``, or "<policy>+<filter>" with an admission filter of
+    ``ADMISSION_FILTERS``. O(1).
 
     Raises:
-        ValueError: ``name`` is not in ``EVICTION_POLICIES``.
+        ValueError: the policy or the filter is unknown.
     """
-    if name not in EVICTION_POLICIES:
+    policy, _, door = name.partition(ADMISSION_SEPARATOR)
+    if policy not in EVICTION_POLICIES:
         raise ValueError(
-            f"unknown eviction policy {name!r}; choose from {', '.join(EVICTION_POLICIES)}"
+            f"unknown eviction policy {policy!r}; choose from {', '.join(EVICTION_POLICIES)}"
         )
-    return functools.partial(EmbeddingCache, eviction=name)
+    if not door:
+        return functools.partial(EmbeddingCache, eviction=policy)
+    if door not in ADMISSION_FILTERS:
+        raise ValueError(
+            f"unknown admission filter {door!r}; choose from {', '.join(ADMISSION_FILTERS)}"
+        )
+    return functools.partial(EmbeddingCache, eviction=policy, admission=door)
 
 
 class SeedCache(seed_reference.EmbeddingCache):

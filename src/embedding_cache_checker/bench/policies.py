@@ -1,6 +1,8 @@
 """``embedding-cache bench --policies``: hit ratios and per-operation cost of each eviction policy.
 
-Every policy in ``embedding_cache.EVICTION_POLICIES`` serves the token-sized
+Every configuration (``implementations.configuration_names``: each policy of
+``embedding_cache.EVICTION_POLICIES``, alone and with each admission filter of
+``ADMISSION_FILTERS``, as "gdsf+doorkeeper") serves the token-sized
 request streams (``streams``) on every pool of the table and of the miss-ratio
 curve (``hit_ratios``, possibly in worker processes), beside the offline
 reference, which knows the future (``offline``); then, alone, the policies
@@ -17,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import hit_ratios, offline, policy_costs
-from .implementations import BASELINE, FactoryFor, cache_factory, policy_names
+from .implementations import BASELINE, FactoryFor, cache_factory, configuration_names
 from .streams import ITEM_BLOCKS, WORKLOADS, ZIPF_EXPONENT, StreamSpec, make_stream
 
 #: Defaults of the command (see ``command.add_parser``).
@@ -63,7 +65,7 @@ def measure(
     starts. ``progress`` gets one line per phase, with its duration. The cost is
     ``hit_ratios.hit_ratios``' plus ``policy_costs.policy_costs``'.
     """
-    names = list(policy_names() if policies is None else policies)
+    names = list(configuration_names() if policies is None else policies)
     specs = [StreamSpec(name, warmup + requests, warmup, seed) for name in WORKLOADS]
     all_pools = sorted(set(pools) | set(curve_pools))
     started = time.perf_counter()
