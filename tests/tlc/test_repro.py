@@ -35,7 +35,7 @@ import pytest
 
 from embedding_cache_checker.cli import main
 from embedding_cache_checker.tlc.config import read_config
-from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
+from embedding_cache_checker.tlc.manifest import Model
 from embedding_cache_checker.tlc.output import parse_output, parse_trace
 from embedding_cache_checker.tlc.repro import ReproError, build_case, read_states, render_test
 from embedding_cache_checker.tlc.runner import ModelResult
@@ -47,28 +47,9 @@ from embedding_cache_checker.verify.repro import (
     code_under_test,
     replay,
 )
+from tlc.repro_models import BUG_MODELS, LINKED_MODELS, MODELS, UNREPLAYED_TAGS
 
-TLA_DIR = find_tla_dir()
-MODELS = load_manifest(TLA_DIR)
-#: The bug models: a safety property broken by one operator override (MCBug*). The
-#: liveness bug models (MCLiveness*) have lassos, which no finite test replays.
-#: The safety bug models --repro turns into tests. Not yet the lease models' (tag
-#: ``lease``): --repro does not translate the lease actions (Lease, Renew,
-#: LeaseRelease, Expire, Tick) into calls yet; their planted twins are linked all the
-#: same (planted/leases.py), and the contracts and the stateful test catch those.
-#: Nor the admission models' (tag ``admission``): --repro builds no filter and does not
-#: translate AllocDecline or the door yet; their planted twins are linked
-#: (planted/admission.py, ``LINKED_MODELS``), and the contracts catch those.
-UNREPLAYED_TAGS = ("lease", "admission")
-BUG_MODELS = [
-    m
-    for m in MODELS
-    if "bug" in m.tags and "safety" in m.tags and not set(UNREPLAYED_TAGS) & set(m.tags)
-]
-#: Every safety bug model but the lease ones has one linked planted bug.
-LINKED_MODELS = [
-    m for m in MODELS if "bug" in m.tags and "safety" in m.tags and "lease" not in m.tags
-]
+# The bug models --repro turns into tests, and which it leaves out and why: one home.
 NAMES = [m.name for m in BUG_MODELS]
 CATALOGUE = (*PLANTED, *QUERY_BUGS)
 GLUE = Path(__file__).parent / "data" / "counterexample" / "glue"
