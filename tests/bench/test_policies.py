@@ -78,6 +78,7 @@ def test_every_registered_policy_is_benched() -> None:
         *(f"{p}+{d}" for d in ADMISSION_FILTERS for p in EVICTION_POLICIES),
     )
     door = implementations.cache_factory("gdsf+doorkeeper")(64)
+    assert isinstance(door, EmbeddingCache)
     assert (door.eviction, door.admission) == ("gdsf", "doorkeeper")
     with pytest.raises(ValueError, match="unknown admission filter 'nobody'"):
         implementations.cache_factory("fifo+nobody")
