@@ -8,7 +8,10 @@ under ``python -O``. Each child also checks it got the build it asked for
 together and run side by side; a child never starts children of its own.
 
 The children start right after collection and this module's tests run last
-(tests/conftest.py), so the builds run beside the rest of the suite. The subset
+(tests/conftest.py), so the builds run beside the rest of the suite. Under
+pytest-xdist (CI runs ``-n auto``) the first worker starts them and whichever
+worker runs this module waits for their exit codes in a folder shared by the
+run (``matrix_dir``). The subset
 runs every policy: the stateful machine per policy, the threads test per
 policy, the unit tests per policy (the stateful planted-bug hunts are left out:
 see ``BUILD_INDEPENDENT``).
@@ -19,9 +22,11 @@ Each child's JUnit report is read back to check that every policy of
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,21 +81,48 @@ def passed_tests(report: Path) -> set[str]:
     return passed
 
 
-#: The running children and the folder of their reports, once started.
-_STARTED: dict[str, subprocess.Popen[str]] = {}
-_REPORTS: list[Path] = []
+#: Runs a child and records how it ended: ``python -c WRAPPER RC OUT cmd...`` writes the
+#: child's output to OUT, then its exit code to RC (last, so RC's presence means done).
+WRAPPER = (
+    "import subprocess, sys\n"
+    "rc, out, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+    "with open(out, 'w') as sink:\n"
+    "    code = subprocess.run(cmd, stdout=sink, stderr=subprocess.STDOUT).returncode\n"
+    "with open(rc + '.tmp', 'w') as f:\n"
+    "    f.write(str(code))\n"
+    "import os; os.replace(rc + '.tmp', rc)\n"
+)
+#: The children this process started (the one that starts them: see ``starts_here``).
+_STARTED: dict[str, subprocess.Popen[bytes]] = {}
+
+
+def matrix_dir() -> Path:
+    """The folder of the children's reports, output and exit codes: one per test run,
+    shared by every xdist worker of the run (``PYTEST_XDIST_TESTRUNUID``), else per
+    process."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+    return Path(tempfile.gettempdir()) / f"build_matrix_{run}"
+
+
+def starts_here() -> bool:
+    """Whether this process starts the children: the only one, or xdist's first worker
+    (every worker collects this module; one must start them, whichever runs its tests)."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
 
 
 def start_children() -> None:
-    """Start the three builds' children (once; never inside a child). O(1).
+    """Start the three builds' children (once per test run; never inside a child). O(1).
 
     tests/conftest.py calls this right after collection and runs this module's
     tests last, so the children run beside the rest of the suite instead of
-    the suite waiting for them.
+    the suite waiting for them. Each child runs under ``WRAPPER``, so that the
+    tests below can wait for it from any process of the run.
     """
-    if _STARTED or os.environ.get(CHILD_FLAG) == "1":
+    if _STARTED or os.environ.get(CHILD_FLAG) == "1" or not starts_here():
         return
-    _REPORTS.append(Path(tempfile.mkdtemp(prefix="build_matrix_")))
+    directory = matrix_dir()
+    shutil.rmtree(directory, ignore_errors=True)  # a stale folder of a reused pid
+    directory.mkdir()
     for name, (flags, checked, expect, optimized) in BUILDS.items():
         env = dict(os.environ)
         env.update(
@@ -102,24 +134,40 @@ def start_children() -> None:
                 "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", "ci"),
             }
         )
+        for worker_only in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT"):
+            env.pop(worker_only, None)  # a child is a plain pytest run
         cmd = [sys.executable, *flags, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"]
-        cmd += [f"--junitxml={report_path(_REPORTS[0], name)}"]
+        cmd += ["-p", "no:xdist", f"--junitxml={report_path(directory, name)}"]
         cmd += [str(TESTS / f) for f in SUBSET]
         cmd += ["--deselect", BUILD_INDEPENDENT]
-        _STARTED[name] = subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
+        stem = directory / name.replace(" ", "_")
+        wrapped = [sys.executable, "-c", WRAPPER, f"{stem}.rc", f"{stem}.out", *cmd]
+        _STARTED[name] = subprocess.Popen(wrapped, cwd=ROOT, env=env)
+
+
+def wait_for(build: str, timeout: float = 1500.0) -> tuple[int, str]:
+    """The ``build`` child's exit code and output, once it has ended. A guard against a
+    hung child, not a budget: the three builds share the cores with the suite.
+
+    Raises:
+        TimeoutError: it did not end within ``timeout`` seconds.
+    """
+    stem = matrix_dir() / build.replace(" ", "_")
+    rc = Path(f"{stem}.rc")
+    deadline = time.monotonic() + timeout
+    while not rc.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the {build} child did not end in {timeout:.0f} s")
+        time.sleep(1.0)
+    return int(rc.read_text()), Path(f"{stem}.out").read_text()
 
 
 @pytest.fixture(scope="module")
-def reports() -> Path:
-    start_children()
-    return _REPORTS[0]
-
-
-@pytest.fixture(scope="module")
-def children(reports: Path) -> Iterator[dict[str, subprocess.Popen[str]]]:
-    yield _STARTED
+def reports() -> Iterator[Path]:
+    start_children()  # in case collection did not (this module run alone under xdist)
+    if not _STARTED and not matrix_dir().exists():
+        pytest.fail("no process of this run started the build matrix")
+    yield matrix_dir()
     for proc in _STARTED.values():
         if proc.poll() is None:
             proc.kill()
@@ -127,12 +175,9 @@ def children(reports: Path) -> Iterator[dict[str, subprocess.Popen[str]]]:
 
 
 @pytest.mark.parametrize("build", list(BUILDS))
-def test_the_subset_passes_in_build(
-    build: str, children: dict[str, subprocess.Popen[str]], reports: Path
-) -> None:
-    # A guard against a hung child, not a budget: the three builds share the cores.
-    out, _ = children[build].communicate(timeout=1500)
-    assert children[build].returncode == 0, f"{build} build failed:\n{out}"
+def test_the_subset_passes_in_build(build: str, reports: Path) -> None:
+    code, out = wait_for(build)
+    assert code == 0, f"{build} build failed:\n{out}"
     summary = out.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary, out
     if build == "python -O":
