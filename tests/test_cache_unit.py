@@ -184,7 +184,11 @@ def test_an_unknown_policy_name_is_a_value_error_listing_the_valid_ones(name: st
         assert repr(valid) in message
 
 
-@pytest.mark.parametrize("bad", [3, None, b"fifo", ["fifo"], 1.5, FifoPolicy(4)], ids=repr)
+@pytest.mark.parametrize(
+    "bad",
+    [3, None, b"fifo", ["fifo"], 1.5, FifoPolicy(4)],
+    ids=lambda bad: type(bad).__name__ if isinstance(bad, FifoPolicy) else repr(bad),
+)
 def test_a_non_callable_non_str_eviction_is_a_type_error(bad: object) -> None:
     with pytest.raises(TypeError, match="eviction"):
         EmbeddingCache(4, eviction=bad)  # type: ignore[arg-type]
