@@ -179,27 +179,22 @@ def alloc_fails_iff_short(OLD: Old, s: CacheState, result: CacheEntry | None) ->
     return result is not None or s.admission is not None
 
 
-def alloc_declines_only_when_evicting(OLD: Old, result: CacheEntry | None, n_blocks: int) -> bool:
+def alloc_declines_only_when_evicting(OLD: Old, result: CacheEntry | None) -> bool:
     """A declined alloc (None, not short) would have had to evict: fewer than n free."""
-    if result is not None or OLD.plan.fails:
-        return True
-    n = as_count(n_blocks)
-    return n is not None and OLD.pre.free_len < n
+    return result is not None or OLD.plan.fails or OLD.plan.evicts
 
 
 def alloc_follows_admission_rule(
-    OLD: Old, s: CacheState, key: str, n_blocks: int, result: CacheEntry | None
+    OLD: Old, s: CacheState, key: str, result: CacheEntry | None
 ) -> bool:
     """The admission filter (if any) declined, admitted and remembered by its rule."""
     door = s.admission
     if door is None:
         return True
-    n = as_count(n_blocks)
-    evicts = not OLD.plan.fails and n is not None and OLD.pre.free_len < n
     outcome: Outcome = (
         "admitted" if result is not None else "failed" if OLD.plan.fails else "declined"
     )
-    return door.follows_rule(OLD.door, key, evicts, outcome) is None
+    return door.follows_rule(OLD.door, key, OLD.plan.evicts, outcome) is None
 
 
 def alloc_leaves_no_live_key_at_door(s: CacheState, key: str, result: CacheEntry | None) -> bool:

@@ -69,6 +69,7 @@ class AllocPlan(NamedTuple):
     victims: VictimPlan  # the policy's victims, in eviction order
     taken: tuple[int, ...]  # the block ids this implementation hands out (see below)
     largest_victim: int  # the block count of the largest victim (0 when none)
+    evicts: bool = False  # not short, and fewer than n free: the alloc would have to evict
 
     @property
     def victim_blocks(self) -> int:
@@ -104,7 +105,7 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
         ids = entries[key].block_ids
         freed.extend(ids)
         largest = max(largest, len(ids))
-    return AllocPlan(False, plan, s.free.plan_take(n, freed), largest)
+    return AllocPlan(False, plan, s.free.plan_take(n, freed), largest, free_len < n)
 
 
 def _sizer(s: CacheState) -> Callable[[str], int]:

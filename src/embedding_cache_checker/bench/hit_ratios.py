@@ -70,12 +70,17 @@ def simulate(stream: Stream, cache: workload.Cache) -> HitCounts:
 POLICY, OFFLINE = "policy", "offline"
 
 
-def _simulate_job(job: tuple[StreamSpec, int, str, str]) -> HitCounts:
-    """One (stream, pool, name, kind) simulation; runs in a worker process."""
+def _run(job: tuple[StreamSpec, int, str, str], factory_for: FactoryFor) -> HitCounts:
+    """One (stream, pool, name, kind) simulation: an offline rule's, or a cache's."""
     spec, pool, name, kind = job
     if kind == OFFLINE:
         return offline.simulate_offline(make_stream(spec), pool, name)
-    return simulate(make_stream(spec), cache_factory(name)(pool))
+    return simulate(make_stream(spec), factory_for(name)(pool))
+
+
+def _simulate_job(job: tuple[StreamSpec, int, str, str]) -> HitCounts:
+    """``_run`` with the real caches; runs in a worker process."""
+    return _run(job, cache_factory)
 
 
 def hit_ratios(
@@ -106,12 +111,7 @@ def hit_ratios(
         with ProcessPoolExecutor(max_workers=jobs) as executor:
             counts = list(executor.map(_simulate_job, grid, chunksize=1))
     else:
-        counts = [
-            offline.simulate_offline(make_stream(spec), pool, name)
-            if kind == OFFLINE
-            else simulate(make_stream(spec), factory_for(name)(pool))
-            for spec, pool, name, kind in grid
-        ]
+        counts = [_run(job, factory_for) for job in grid]
     return {
         (spec.workload, pool, offline_name(name) if kind == OFFLINE else name): count
         for (spec, pool, name, kind), count in zip(grid, counts, strict=True)
