@@ -14,9 +14,10 @@ MODELS = load_manifest(TLA_DIR)
 #: The liveness bug models (MCLiveness*) have lassos, which no finite test replays.
 #: --repro does not translate the lease actions (Lease, Renew, LeaseRelease, Expire,
 #: Tick) into calls yet, nor does it build an admission filter or translate
-#: AllocDecline and the door: their planted twins are linked all the same
-#: (planted/leases.py, planted/admission.py), and the contracts catch those.
-UNREPLAYED_TAGS = ("lease", "admission")
+#: AllocDecline and the door, nor build a cache with contiguity: their planted twins
+#: are linked all the same (planted/leases.py, planted/admission.py,
+#: planted/contiguity.py), and the contracts catch those.
+UNREPLAYED_TAGS = ("lease", "admission", "contiguity")
 
 
 def _safety_bug(model: Model) -> bool:

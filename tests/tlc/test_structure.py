@@ -181,6 +181,9 @@ ALLOC_HOMES = {
     "AllocFail": "EmbeddingCache.tla",
     "AllocDecline": "EmbeddingCache.tla",
     "CacheAlloc": GLUE,
+    # The glue's alloc after an eviction given to it: CacheAlloc's (the policy's
+    # loop) or the contiguity loop's (tla/contiguity/).
+    "CacheAllocAfter": GLUE,
     "CacheAllocFail": GLUE,
     "CacheAllocDecline": GLUE,
 }

@@ -286,6 +286,44 @@ FilteredNext == Next \/ \E k \in Keys, n \in 0 .. N : AllocDecline(k, n)
 FilteredSpec == Init /\ [][FilteredNext]_vars
 
 -----------------------------------------------------------------------------
+(* Contiguity (spec/SPEC.md section 14): an alloc may evict up to K        *)
+(* victims beyond need while no free run of ids holds its n blocks.       *)
+(* Block level only: a run is a set of consecutive ids.  The policy's    *)
+(* exact loop, and the order of the extra victims, are the glue's and    *)
+(* tla/contiguity/'s; here is what any contiguous alloc may do.          *)
+
+\* Some n consecutive ids s .. s+n-1 are all in the block set F (n = 0:
+\* always).  The code's FreeBlocks.has_run(n), on F = free.
+HasRun(F, n) == \E s \in 0 .. N - n : \A b \in s .. s + n - 1 : b \in F
+
+\* V are victims an alloc of n may evict under the bound K: what the core
+\* allows without contiguity, or such a set (Need) plus at most K more,
+\* the first of which was evicted because no free run held n after Need.
+ContiguousVictimsOK(n, V, K) ==
+    \/ VictimsOK(n, V)
+    \/ /\ V \subseteq Evictable
+       /\ \E Need \in SUBSET V :
+              /\ VictimsOK(n, Need)
+              /\ Cardinality(V \ Need) <= K
+              /\ ~HasRun(free \cup FreedBlocks(Need), n)
+
+\* The core's alloc under contiguity K: any victims ContiguousVictimsOK
+\* allows, any blocks (as Alloc, lastOp' first).
+ContiguousAlloc(k, n, K) ==
+    /\ lastOp' = [op |-> "Alloc", key |-> k, n |-> n]
+    /\ k \notin Live
+    /\ \E V \in SUBSET Evictable :
+           /\ ContiguousVictimsOK(n, V, K)
+           /\ \E S \in BlockChoices : AllocStep(k, n, V, S)
+
+\* What a cache with contiguity K may do: every step of Spec (Alloc is a
+\* ContiguousAlloc whose victims VictimsOK allows), and the allocs that
+\* evict beyond need.  Spec refines it.
+ContiguousNext(K) == Next \/ \E k \in Keys, n \in 0 .. N : ContiguousAlloc(k, n, K)
+
+ContiguousSpec(K) == Init /\ [][ContiguousNext(K)]_vars
+
+-----------------------------------------------------------------------------
 (* Shared state invariants: every policy keeps them.                       *)
 
 \* The live keys whose blocks include block b (block level).
@@ -368,4 +406,5 @@ THEOREM Spec => FilteredSpec
 THEOREM FilteredSpec => [](TypeOK /\ BlockConservationInv /\ EvictableCountInv
                            /\ HeldEntriesInv /\ QuiescenceInv)
 THEOREM FilteredSpec => AllocDeclinesOnlyWhenEvictingProp /\ FailedAllocUnchangedProp
+THEOREM \A K \in Nat : Spec => ContiguousSpec(K)
 =============================================================================

@@ -55,15 +55,18 @@ Evict(n) == EvictLoop(policy, n, {}, Sizes)
 
 CacheInit == Init /\ policy = PInit
 
-\* alloc(k, n): evict the policy's victims, take any blocks S, admit k (the
-\* eviction is computed once for all S).
-CacheAlloc(k, n) ==
+\* alloc(k, n) after the eviction ev ([victims, p]: the victims and the
+\* policy state after them): take any blocks S, admit k.
+CacheAllocAfter(k, n, ev) ==
     /\ k \notin Live
     /\ CanAlloc(n)
-    /\ LET ev == Evict(n)
-       IN  \E S \in BlockChoices :
-               /\ AllocStep(k, n, ev.victims, S)
-               /\ policy' = Admit(ev.p, k, n)
+    /\ \E S \in BlockChoices :
+           /\ AllocStep(k, n, ev.victims, S)
+           /\ policy' = Admit(ev.p, k, n)
+
+\* alloc(k, n): evict the policy's victims, take any blocks S, admit k (the
+\* eviction is computed once for all S).
+CacheAlloc(k, n) == CacheAllocAfter(k, n, Evict(n))
 
 CacheAllocFail(k, n) == AllocFail(k, n) /\ UNCHANGED policy
 
