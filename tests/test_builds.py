@@ -46,6 +46,7 @@ SUBSET = [
     "test_seed_differential.py",
     "test_threads.py",
     "test_contracts_catch_bugs.py",
+    "test_contiguous_eviction.py",
     "test_lock_structure.py",
     "test_linearizability.py",
 ]

@@ -90,7 +90,7 @@ def test_plan_take_predicts_take_without_changing_anything() -> None:
     x, y, z = fb.take(4), fb.take(4), fb.take(4)
     fb.give(y)
     before = fb.extents()
-    predicted = fb.plan_take(6, x)
+    predicted = fb.plan_take(6, [x])
     assert fb.extents() == before
     fb.give(x)
     assert fb.just_freed(x) and not fb.just_freed(z)
@@ -103,7 +103,7 @@ def test_free_stack_is_the_seeds_lifo() -> None:
     assert st_.take(2) == (4, 5)
     st_.give((4, 5))
     assert st_.just_freed((4, 5))
-    assert st_.plan_take(3, (9,)) == (4, 5, 9)
+    assert st_.plan_take(3, [(9,)]) == (4, 5, 9)
     assert st_.take(3) == (3, 4, 5)
 
 

@@ -121,13 +121,23 @@ def test_a_take_fits_whole_in_a_long_enough_extent_of_its_own_class(fits_at: int
     assert fb.take(3) == three
 
 
-def test_the_own_class_scan_gives_up_after_fit_scan_extents() -> None:
-    # The one extent that fits is the (FIT_SCAN + 1)th of its class: the bounded scan
-    # does not reach it, so the ids are gathered from the longest extents instead.
-    fb, three = _own_class_pool(FIT_SCAN)
+def test_the_own_class_scan_gives_up_after_fit_scan_extents_when_a_longer_class_is_free() -> None:
+    # The one extent of its class that fits is the (FIT_SCAN + 1)th: the bounded scan
+    # does not reach it, and carves the 3 ids from the shortest extent of the class above.
+    fb, extents = pool_with_extents([2] * FIT_SCAN + [3, 8])
+    three, eight = extents[-2], extents[-1]
     got = fb.take(3)
-    assert len(got) == 3 and got != three
-    assert len(fb) == 2 * FIT_SCAN + 3 - 3
+    assert got != three and set(got) <= set(eight)
+    assert len(fb) == 2 * FIT_SCAN + 3 + 8 - 3
+
+
+def test_the_own_class_scan_looks_at_all_of_it_when_no_longer_class_is_free() -> None:
+    # No class above: the bounded scan would miss the fitting extent and split the ids
+    # over several runs, so the last class is scanned whole (has_run is exact).
+    fb, three = _own_class_pool(FIT_SCAN)
+    assert fb.has_run(3) and not fb.has_run(4)
+    assert fb.take(3) == three
+    assert len(fb) == 2 * FIT_SCAN
 
 
 def test_the_extents_pool_tracks_membership_exactly_in_the_checked_builds() -> None:

@@ -45,6 +45,7 @@ class EmbeddingCache:
         allocator: str = DEFAULT_ALLOCATOR,
         clock: Callable[[], float] = time.monotonic,
         admission: AdmissionSpec = None,
+        contiguity: int = 0,
     ) -> None:
         """A cache over block ids 0 .. num_blocks-1, all free.
 
@@ -60,27 +61,36 @@ class EmbeddingCache:
         or is a factory taking ``num_blocks``: an alloc that would have to evict
         may then be declined (None, nothing changes; spec/SPEC.md section 13).
         None, the default, is the seed's rule.
+        ``contiguity`` is k: an alloc that has to evict may evict up to k further
+        victims, in the policy's order, while no free run of ids holds its blocks
+        (spec/SPEC.md section 14); k > 0 needs ``allocator="extents"``. 0, the
+        default, is the seed's rule: evict exactly as needed.
         O(num_blocks), C-level, with either allocator (the pool's ids).
 
         Raises:
             TypeError: ``num_blocks`` is not an int (or is a bool); ``eviction``
                 is neither a name nor a factory; ``allocator`` is not a str;
                 ``clock`` is not callable; ``admission`` is neither None, a name
-                nor a factory of an ``AdmissionFilter``.
+                nor a factory of an ``AdmissionFilter``; ``contiguity`` is not an
+                int (or is a bool).
             ValueError: ``num_blocks`` is negative; ``eviction``, ``allocator``
-                or ``admission`` is an unknown name (the message lists the valid ones).
+                or ``admission`` is an unknown name (the message lists the valid ones);
+                ``contiguity`` is negative, or positive with an allocator other
+                than "extents".
         """
         n = transitions.validate_num_blocks(num_blocks)
         if not callable(clock):
             raise TypeError(f"EmbeddingCache: clock must be callable, not {type(clock).__name__}")
+        k = transitions.validate_contiguity(contiguity, allocator)
         door = make_admission(admission, n)
-        self._state = CacheState(n, make_policy(eviction, n), allocator, door)
+        self._state = CacheState(n, make_policy(eviction, n), allocator, door, k)
         self._lock = threading.Lock()
         # What __repr__ shows without the lock: none of it changes after construction.
         self._fixed = (
             f"num_blocks={n}, eviction={self._state.policy.name!r}, "
             f"allocator={allocator_name(self._state.free)!r}"
             + ("" if door is None else f", admission={door.name!r}")
+            + (f", contiguity={k}" if k else "")
         )
         # Every public method calls its transition through this table, with the
         # lock held: the one path tracing and planted bugs hook into.
@@ -112,6 +122,11 @@ class EmbeddingCache:
         """The admission filter's name (``ADMISSION_FILTERS``), or None. O(1)."""
         door = self._state.admission
         return None if door is None else door.name
+
+    @property
+    def contiguity(self) -> int:
+        """How many victims beyond need an alloc may evict for a free run (0: none). O(1)."""
+        return self._state.contiguity
 
     @property
     def allocator(self) -> str:

@@ -33,6 +33,12 @@ if CHECKED or TYPE_CHECKING:
             "pip install 'embedding-cache[checked]'"
         ) from exc
 from .admission import Outcome
+from .contiguity_contracts import (
+    alloc_evicts_extra_only_without_run,
+    alloc_evicts_extra_until_run,
+    alloc_evicts_next_victims,
+    alloc_evicts_within_bound,
+)
 from .entry import NOT_READY, CacheEntry
 from .snapshots import (
     AllocPlan,
@@ -230,10 +236,11 @@ def _order_violation(s: CacheState) -> Exception:
     )
 
 
-def alloc_evicts_only_needed(OLD: Old, result: CacheEntry | None) -> bool:
+def alloc_evicts_only_needed(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
     """Nothing is evicted when enough is free; else dropping the largest victim would
-    leave too few blocks (V = {} or some v has free + blocks(V \\ {v}) < n)."""
-    if result is None:
+    leave too few blocks (V = {} or some v has free + blocks(V \\ {v}) < n). With
+    contiguity the three rules below take its place (spec/SPEC.md section 14)."""
+    if result is None or s.contiguity:
         return True
     plan = OLD.plan
     n = len(result.block_ids)
@@ -285,6 +292,10 @@ alloc_contract = _contract(
     _post(alloc_leaves_no_live_key_at_door, "DoorHoldsAbsentKeysInv"),
     _post(failed_alloc_changes_nothing, "FailedAllocUnchangedProp"),
     _post(alloc_evicts_only_needed, "EvictOnlyAsNeededProp"),
+    _post(alloc_evicts_within_bound, "EvictBeyondNeedBoundedProp"),
+    _post(alloc_evicts_extra_only_without_run, "ExtraEvictionOnlyWithoutRunProp"),
+    _post(alloc_evicts_extra_until_run, "ExtraEvictionUntilRunProp"),
+    _post(alloc_evicts_next_victims, "ContiguityOrderProp"),
     order_post(alloc_evicts_policy_victims),
     _post(alloc_takes_free_or_evicted, "HeldBlocksStableProp"),
     _post(alloc_conserves_blocks, "BlockConservationInv"),

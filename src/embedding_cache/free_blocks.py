@@ -93,7 +93,8 @@ class FreePool(Protocol):
     def give(self, ids: Sequence[int]) -> None: ...
     def extend(self, ids: Sequence[int]) -> None: ...
     def just_freed(self, ids: Sequence[int]) -> bool: ...
-    def plan_take(self, n: int, extra: Iterable[int]) -> tuple[int, ...]: ...
+    def has_run(self, n: int) -> bool: ...
+    def plan_take(self, n: int, extra: Iterable[Sequence[int]]) -> tuple[int, ...]: ...
     def copy(self) -> FreePool: ...
 
 
@@ -263,33 +264,47 @@ class FreeBlocks:
         return ids
 
     def _fit(self, n: int) -> int | None:
-        """Start of the shortest extent holding >= ``n`` >= 1 ids among those looked at, or None.
+        """Start of the shortest extent holding >= ``n`` >= 1 ids among those looked at;
+        None only when no free extent holds n.
 
         Best fit, bounded: among the first ``FIT_SCAN`` extents of n's own size
         class, the shortest that holds n (an exact fit ends the look); if none
         does, the shortest of the first ``FIT_SCAN`` of the smallest non-empty
-        class above, every one of which holds n. Carving from the shortest
-        extent that fits keeps the long ones whole for later allocs (the
-        module docstring's figures). O(log pool + FIT_SCAN).
+        class above, every one of which holds n. When no class above is free,
+        all of n's own class is looked at. Carving from the shortest extent
+        that fits keeps the long ones whole for later allocs (the module
+        docstring's figures). O(log pool + FIT_SCAN), or O(extents of n's
+        class) when no longer class is free.
         """
         mask = self._mask
         c = n.bit_length() - 1  # n's own class: extents of 2**c .. 2**(c+1)-1 ids
+        above = mask >> (c + 1)
         if mask >> c & 1:
-            start = self._shortest(self._classes[c], n)
+            # With no class above, this class is the last chance: look at all of it,
+            # so that an extent holding n is always found (has_run is exact).
+            start = self._shortest(self._classes[c], n, FIT_SCAN if above else None)
             if start is not None:
                 return start
-        above = mask >> (c + 1)
         if not above:
             return None
-        return self._shortest(self._classes[c + (above & -above).bit_length()], n)
+        return self._shortest(self._classes[c + (above & -above).bit_length()], n, FIT_SCAN)
 
-    def _shortest(self, members: dict[int, None], n: int) -> int | None:
+    def has_run(self, n: int) -> bool:
+        """True iff some free extent holds ``n`` consecutive ids (TLA+ HasRun). Exact.
+
+        O(log pool + FIT_SCAN) when a longer size class than n's is free (the
+        common case); otherwise O(extents of n's size class), which it scans.
+        """
+        return n <= 0 or self._fit(n) is not None
+
+    def _shortest(self, members: dict[int, None], n: int, limit: int | None) -> int | None:
         """The start of the shortest extent of >= n ids (the first of equals) among the
-        first ``FIT_SCAN`` of ``members`` (a size class), or None. O(FIT_SCAN)."""
+        first ``limit`` of ``members`` (a size class; all of it for None), or None.
+        O(limit), or O(members)."""
         by_start = self._by_start
         best: int | None = None
         best_length = sys.maxsize
-        for start in itertools.islice(members, FIT_SCAN):
+        for start in itertools.islice(members, limit):
             length = by_start[start] - start
             if length == n:  # exact: nothing fits better
                 return start
@@ -309,14 +324,19 @@ class FreeBlocks:
         twin._map = self._map[:] if with_map else bytearray()
         return twin
 
-    def plan_take(self, n: int, extra: Iterable[int]) -> tuple[int, ...]:
-        """What ``give(extra)`` then ``take(n)`` would return, leaving this object unchanged.
+    def plan_take(self, n: int, extra: Iterable[Sequence[int]]) -> tuple[int, ...]:
+        """What ``give(ids)`` for each ``ids`` of ``extra`` in turn, then ``take(n)``, would
+        return, leaving this object unchanged.
 
-        For the checked build's alloc contract (which blocks an alloc must take).
-        O(extents): it works on a copy without the membership map. Checked builds only.
+        For the checked build's alloc contract (which blocks an alloc must take):
+        ``extra`` is each victim's ids in eviction order, given back one victim at
+        a time as the alloc does, since the order they are merged in decides which
+        extent best fit meets first among equals. O(extents): it works on a copy
+        without the membership map. Checked builds only.
         """
         twin = self.copy(with_map=False)
-        twin.give(sorted(extra))
+        for ids in extra:
+            twin.give(ids)
         return twin.take(n)
 
 
@@ -343,15 +363,29 @@ class FreeStack(list[int]):
     #: Push ``ids`` on top, in order. O(len(ids)). (list.extend itself: a C-level call.)
     give = list.extend
 
+    def has_run(self, n: int) -> bool:
+        """True iff ``n`` consecutive ids are free (TLA+ HasRun). O(free log free): the
+        stack keeps no runs (a cache with contiguity uses extents); for checkers."""
+        if n <= 0:
+            return True
+        length, prev = 0, -2
+        for b in sorted(self):
+            length = length + 1 if b == prev + 1 else 1
+            if length >= n:
+                return True
+            prev = b
+        return False
+
     def just_freed(self, ids: Sequence[int]) -> bool:
         """After ``give(ids)``: the top of the stack is exactly ``ids``. O(len(ids))."""
         return not ids or self[-len(ids) :] == list(ids)
 
-    def plan_take(self, n: int, extra: Iterable[int]) -> tuple[int, ...]:
-        """What ``give(extra)`` then ``take(n)`` would return. O(n + len(extra))."""
+    def plan_take(self, n: int, extra: Iterable[Sequence[int]]) -> tuple[int, ...]:
+        """What giving each ``ids`` of ``extra`` in turn, then ``take(n)``, would return.
+        O(n + ids in extra)."""
         if n <= 0:
             return ()
-        pool = self[-n:] + list(extra)
+        pool = self[-n:] + [b for ids in extra for b in ids]
         return tuple(sorted(pool[len(pool) - n :]))
 
     def copy(self) -> FreeStack:

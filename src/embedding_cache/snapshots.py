@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from .free_blocks import FreeBlocks
 from .policies import VictimPlan
 from .state import CacheState
 
@@ -70,6 +71,7 @@ class AllocPlan(NamedTuple):
     taken: tuple[int, ...]  # the block ids this implementation hands out (see below)
     largest_victim: int  # the block count of the largest victim (0 when none)
     evicts: bool = False  # not short, and fewer than n free: the alloc would have to evict
+    needed: int = 0  # how many of the victims are needed; the rest are contiguity's extras
 
     @property
     def victim_blocks(self) -> int:
@@ -97,15 +99,46 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
     if free_len + s.evictable_blocks < n:
         return AllocPlan(True, VictimPlan((), 0, None), (), 0)
     entries = s.entries
-    # With enough free blocks the rule evicts nothing (plan_victims' loop does not run).
-    plan = s.checks.plan_victims(free_len, n, _sizer(s))
-    freed: list[int] = []
-    largest = 0
-    for key in plan.victims:
-        ids = entries[key].block_ids
-        freed.extend(ids)
-        largest = max(largest, len(ids))
-    return AllocPlan(False, plan, s.free.plan_take(n, freed), largest, free_len < n)
+    # With enough free blocks the rule evicts nothing (plan_victims' loop does not
+    # run), unless contiguity asks for victims beyond need.
+    seeker = RunSeeker(s, n) if s.contiguity else None
+    plan = s.checks.plan_victims(free_len, n, _sizer(s), seeker)
+    needed = len(plan.victims) if seeker is None or seeker.needed is None else seeker.needed
+    freed = [entries[key].block_ids for key in plan.victims]  # in eviction order
+    largest = max(map(len, freed), default=0)
+    return AllocPlan(False, plan, s.free.plan_take(n, freed), largest, free_len < n, needed)
+
+
+class RunSeeker:
+    """Contiguity's rule as ``plan_victims`` asks it (``MoreVictims``), on a scratch pool.
+
+    Once enough blocks would be free, one more victim is planned while fewer
+    than ``s.contiguity`` extra ones are and no free run holds n, the planned
+    victims' blocks given back to a copy of the free pool (spec/SPEC.md
+    section 14; TLA+ KeepEvicting). Idempotent for the same victims, as
+    ``plan_victims`` may ask again after passing entries over.
+    O(extents) to copy the pool, then O(has_run + blocks) per victim.
+    """
+
+    __slots__ = ("_entries", "_given", "_k", "_n", "_scratch", "needed")
+
+    def __init__(self, s: CacheState, n: int) -> None:
+        free = s.free
+        self._scratch = free.copy(with_map=False) if isinstance(free, FreeBlocks) else free.copy()
+        self._entries = s.entries
+        self._given = 0
+        self._k = s.contiguity
+        self._n = n
+        #: How many victims were needed: the plan's length when first asked.
+        self.needed: int | None = None
+
+    def __call__(self, victims: Sequence[str]) -> bool:
+        if self.needed is None:
+            self.needed = len(victims)
+        for key in victims[self._given :]:
+            self._scratch.give(self._entries[key].block_ids)
+        self._given = len(victims)
+        return len(victims) - self.needed < self._k and not self._scratch.has_run(self._n)
 
 
 def _sizer(s: CacheState) -> Callable[[str], int]:

@@ -24,6 +24,7 @@ class CacheState:
     __slots__ = (
         "admission",
         "checks",
+        "contiguity",
         "entries",
         "evictable_blocks",
         "evictable_count",
@@ -47,6 +48,7 @@ class CacheState:
         policy: EvictionPolicy | None = None,
         allocator: str = DEFAULT_ALLOCATOR,
         admission: AdmissionFilter | None = None,
+        contiguity: int = 0,
     ) -> None:
         #: Size of the block pool; block ids are 0 .. num_blocks-1.  (TLA+: N)
         self.num_blocks: int = num_blocks
@@ -64,6 +66,9 @@ class CacheState:
         self.set_policy(self.policy)
         #: The admission filter (``admission``), or None: the seed's rule.  (TLA+: door)
         self.admission: AdmissionFilter | None = admission
+        #: How many victims beyond need an alloc may evict while no free run
+        #: holds its blocks (spec/SPEC.md section 14); 0: the seed's rule.  (TLA+: Contiguity)
+        self.contiguity: int = contiguity
 
     def set_policy(self, policy: EvictionPolicy) -> None:
         """Install ``policy`` (which must already hold exactly the evictable keys). O(1).
@@ -112,6 +117,7 @@ class CacheState:
             policy.__class__ = type(self.policy)
         twin.set_policy(policy)
         twin.admission = None if self.admission is None else self.admission.copy()
+        twin.contiguity = self.contiguity
         return twin
 
     def __deepcopy__(self, memo: dict[int, object]) -> CacheState:
@@ -126,6 +132,7 @@ class CacheState:
             f"entries={self.entries!r}, policy={self.policy.name}:{self.checks.abstract()!r}, "
             f"evictable_blocks={self.evictable_blocks}"
             + (f", admission={self.admission!r}" if self.admission is not None else "")
+            + (f", contiguity={self.contiguity}" if self.contiguity else "")
             + (f", leases={self.leases!r})" if self.leases.live else ")")
         )
 

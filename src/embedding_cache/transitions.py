@@ -69,6 +69,26 @@ def validate_num_blocks(num_blocks: object) -> int:
     return int(n)
 
 
+def validate_contiguity(contiguity: object, allocator: object) -> int:
+    """The contiguity bound k as an int, or a TypeError/ValueError naming what is wrong.
+
+    k > 0 needs ``allocator="extents"``: only that pool keeps runs to look
+    for (spec/SPEC.md section 14). O(1).
+    """
+    if isinstance(contiguity, bool) or not isinstance(contiguity, int):
+        raise TypeError(
+            f"EmbeddingCache: contiguity must be an int, not {type(contiguity).__name__}"
+        )
+    if contiguity < 0:
+        raise ValueError(f"EmbeddingCache: contiguity must be >= 0, got {contiguity}")
+    if contiguity and allocator != "extents":
+        raise ValueError(
+            f"EmbeddingCache: contiguity={contiguity} needs allocator='extents', "
+            f"not {allocator!r}: only the extents pool keeps runs of ids to look for"
+        )
+    return int(contiguity)
+
+
 # --------------------------------------------------------------------------
 # Queries.
 
@@ -134,6 +154,8 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
             door.declined(key)  # would evict: the filter says not yet [AllocDecline]
             return None
         evict_until(s, n_blocks)
+    if s.contiguity:
+        evict_for_run(s, n_blocks)
     # Ascending ids: an evicted entry's blocks go back to the pool in order,
     # so a later alloc of the same size can get them back contiguous.
     entry = CacheEntry(free.take(n_blocks))
@@ -159,6 +181,27 @@ def evict_until(s: CacheState, n_blocks: int) -> None:
         blocks = entries.pop(key).block_ids
         s.evictable_blocks -= len(blocks)
         give(blocks)
+
+
+def evict_for_run(s: CacheState, n_blocks: int) -> None:
+    """Evict up to ``s.contiguity`` further victims while no free run holds ``n_blocks``.
+
+    [the contiguity loop, inside Alloc: spec/SPEC.md section 14] Called by
+    every alloc that goes ahead, after ``evict_until`` (so enough blocks are
+    free): also by one that needed no eviction but finds its blocks only in
+    pieces. The extra victims come in the policy's order, as the needed ones;
+    the loop stops at a run, at k, or when the policy has no victim left.
+    O(k x (has_run + blocks of a victim + evict call)); one has_run when a run holds n.
+    """
+    free, entries, evict = s.free, s.entries, s.on_evict
+    has_run = free.has_run
+    for _ in range(s.contiguity):
+        if has_run(n_blocks) or not s.evictable_count():
+            return
+        key = evict()[0]
+        blocks = entries.pop(key).block_ids
+        s.evictable_blocks -= len(blocks)
+        free.give(blocks)
 
 
 @contracts.mark_ready_contract

@@ -16,6 +16,7 @@ from embedding_cache_checker.bench import (
     beyond,
     command,
     construction,
+    contiguity,
     implementations,
     memory,
     report,
@@ -23,6 +24,8 @@ from embedding_cache_checker.bench import (
 )
 
 IMPLS = list(implementations.factories())
+#: What --contiguity measures besides: every policy with contiguity-aware eviction, each k.
+CONTIGUITY_IMPLS = list(implementations.factories(contiguity=contiguity.CONTIGUITY_BOUNDS))
 #: What ``--speed-vs-seed`` times by default: the seed, and the baseline with every allocator.
 SPEED_IMPLS = [
     implementations.SEED,
@@ -31,6 +34,8 @@ SPEED_IMPLS = [
         for kind in implementations.allocator_names()
     ),
 ]
+#: The sections whose rows are not ``IMPLS``.
+SECTION_IMPLS = {"contiguity": CONTIGUITY_IMPLS, "speed": SPEED_IMPLS}
 #: Every allocator, the default first.
 ALLOCATORS = implementations.allocator_names()
 #: Every section, tiny.
@@ -177,7 +182,7 @@ def test_cli_every_section_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["speed"]["calls"] >= 2000
     for name in beyond.SECTIONS:
         impls = [row["impl"] for row in out[name]["rows"]]
-        assert set(impls) == set(IMPLS if name != "speed" else SPEED_IMPLS)
+        assert set(impls) == set(SECTION_IMPLS.get(name, IMPLS))
     assert {check["check"].split(":")[0].split(" of ")[0] for check in out["targets"]} == {
         "scale",
         "construction",

@@ -9,6 +9,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -135,8 +136,9 @@ def test_measure_reports_every_implementation_on_every_workload() -> None:
     out = contiguity.measure(
         shared_ops=3000, token_pool=16_384, token_warmup=100, token_requests=300
     )
-    impls = list(implementations.factories())
+    impls = list(implementations.factories(contiguity=contiguity.CONTIGUITY_BOUNDS))
     assert impls[0] == implementations.SEED and set(EVICTION_POLICIES) < set(impls)
+    assert {f"{p}/extents/k{k}" for p in EVICTION_POLICIES for k in (1, 2, 4, 8)} < set(impls)
     workloads = [contiguity.SHARED, *streams.WORKLOADS]
     assert [(row["workload"], row["impl"]) for row in out["rows"]] == [
         (name, impl) for name in workloads for impl in impls
@@ -153,3 +155,18 @@ def test_measure_reports_every_implementation_on_every_workload() -> None:
     for kind in implementations.allocator_names():
         assert shared[implementations.name(implementations.BASELINE, kind)]["same_stream_as_seed"]
     assert out["shared"]["num_blocks"] == 4096 and out["token"]["num_blocks"] == 16_384
+    _check_contiguity_rows(out["rows"])
+
+
+def _check_contiguity_rows(rows: list[dict[str, Any]]) -> None:
+    """Contiguity rows carry their hits and evictions against the same policy on extents
+    without it (k = 0); every other row carries neither."""
+    token = {(r["workload"], r["impl"]): r for r in rows if r["workload"] != "shared"}
+    for (name, impl), row in token.items():
+        assert row["evicted_blocks"] > 0
+        if "/k" not in impl:
+            assert "hits_vs_k0" not in row
+            continue
+        base = token[(name, impl.rsplit("/k", 1)[0])]
+        assert row["hits_vs_k0"] == row["request_hit_ratio"] / base["request_hit_ratio"]
+        assert row["evicted_vs_k0"] == row["evicted_blocks"] / base["evicted_blocks"]

@@ -18,7 +18,7 @@ import pkgutil
 from collections.abc import Callable
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, PolicyChecks, SizeOf, VictimPlan
+from .base import EvictionPolicy, Hooks, MoreVictims, PolicyChecks, SizeOf, VictimPlan
 from .fifo import FifoPolicy
 from .gdsf import GdsfPolicy
 from .s3fifo import S3FifoPolicy
@@ -93,6 +93,7 @@ __all__ = [
     "FifoPolicy",
     "GdsfPolicy",
     "Hooks",
+    "MoreVictims",
     "PolicyChecks",
     "PolicySpec",
     "S3FifoPolicy",

@@ -26,11 +26,15 @@ is judged by the real policy's checks.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 #: Looks up the block count of a live key (the cache's entries).
 SizeOf = Callable[[str], int]
+
+#: Asked by ``plan_victims`` once enough blocks would be free, with the victims
+#: planned so far: plan one more? (Contiguity's rule: spec/SPEC.md section 14.)
+MoreVictims = Callable[[Sequence[str]], bool]
 
 
 class Hooks(NamedTuple):
@@ -157,12 +161,18 @@ class PolicyChecks(ABC, Generic[P]):
         self.policy = policy
 
     @abstractmethod
-    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+    def plan_victims(
+        self, free: int, n: int, size_of: SizeOf, more: MoreVictims | None = None
+    ) -> VictimPlan:
         """The victims of an alloc of ``n`` blocks with ``free`` free, by the policy's rule.
 
         Written from the rule's text (spec/POLICIES.md), not from ``evict``, and
         without changing anything: the checked build compares it with what
-        ``evict`` did. The caller has checked free + evictable >= n.
+        ``evict`` did. The caller has checked free + evictable >= n. The plan
+        takes victims in the rule's order while free + their blocks < n, and
+        then while ``more(victims so far)`` says so (None: never) and a victim
+        is left: the contiguity loop (spec/SPEC.md section 14). ``more`` may
+        be asked more than once with the same victims.
         O(victims + entries the rule passes over), never O(E).
         """
 

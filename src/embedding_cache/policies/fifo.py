@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, PolicyChecks, SizeOf, VictimPlan
+from .base import EvictionPolicy, Hooks, MoreVictims, PolicyChecks, SizeOf, VictimPlan
 
 
 class FifoPolicy(EvictionPolicy):
@@ -74,7 +74,9 @@ class FifoChecks(PolicyChecks[FifoPolicy]):
 
     __slots__ = ()
 
-    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+    def plan_victims(
+        self, free: int, n: int, size_of: SizeOf, more: MoreVictims | None = None
+    ) -> VictimPlan:
         """The shortest prefix of the queue whose blocks, with the free ones, reach n.
 
         O(victims): reads the queue from the head, evicts nothing.
@@ -82,9 +84,9 @@ class FifoChecks(PolicyChecks[FifoPolicy]):
         victims: list[str] = []
         freed = 0
         keys = iter(self.policy.queue)
-        while free + freed < n:
+        while free + freed < n or (more is not None and more(victims)):
             key = next(keys, None)
-            if key is None:  # only when EvictableCountInv is already broken
+            if key is None:  # no victim left: contiguity's extras, or EvictableCountInv broken
                 break
             victims.append(key)
             freed += size_of(key)

@@ -34,7 +34,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, PolicyChecks, SizeOf, VictimPlan
+from .base import EvictionPolicy, Hooks, MoreVictims, PolicyChecks, SizeOf, VictimPlan
 
 #: Heap items: (priority, join sequence number, key).
 _Item = tuple[int, int, str]
@@ -159,7 +159,9 @@ class GdsfChecks(PolicyChecks[GdsfPolicy]):
             else:
                 heapq.heappush(frontier, ((truth[0], truth[1], item[2]), -1))
 
-    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+    def plan_victims(
+        self, free: int, n: int, size_of: SizeOf, more: MoreVictims | None = None
+    ) -> VictimPlan:
         """Lowest priority first (earliest joined on ties) until free + freed >= n.
 
         Expect: the clock ends at the last victim's priority. O(k log k).
@@ -168,9 +170,9 @@ class GdsfChecks(PolicyChecks[GdsfPolicy]):
         freed = 0
         clock = self.policy.clock
         items = self._ascending()
-        while free + freed < n:
+        while free + freed < n or (more is not None and more(victims)):
             item = next(items, None)
-            if item is None:  # only when EvictableCountInv is already broken
+            if item is None:  # no victim left: contiguity's extras, or EvictableCountInv broken
                 break
             victims.append(item[2])
             freed += size_of(item[2])

@@ -30,7 +30,7 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, PolicyChecks, SizeOf, VictimPlan
+from .base import EvictionPolicy, MoreVictims, PolicyChecks, SizeOf, VictimPlan
 
 #: Cap on the use counter (2 bits in the paper).
 MAX_FREQ = 3
@@ -193,7 +193,9 @@ class S3FifoChecks(PolicyChecks[S3FifoPolicy]):
 
     __slots__ = ()
 
-    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+    def plan_victims(
+        self, free: int, n: int, size_of: SizeOf, more: MoreVictims | None = None
+    ) -> VictimPlan:
         """The victims by the rule in the module docstring, on a lazy model of the queues.
 
         S and M are read from their heads through iterators, and M's new tail
@@ -209,7 +211,7 @@ class S3FifoChecks(PolicyChecks[S3FifoPolicy]):
         small_blocks = p.small_blocks
         victims: list[str] = []
         freed = 0
-        while free + freed < n:
+        while free + freed < n or (more is not None and more(victims)):
             if not small.empty() and (small_blocks >= p.small_target or main.empty()):
                 key, size = small.pop()
                 small_blocks -= size
@@ -226,7 +228,7 @@ class S3FifoChecks(PolicyChecks[S3FifoPolicy]):
                     moved[key] = (MAIN, count - 1)
                     main.push((key, size))
                     continue
-            else:  # only when EvictableCountInv is already broken
+            else:  # no victim left: contiguity's extras, or EvictableCountInv broken
                 break
             moved.pop(key, None)
             victims.append(key)

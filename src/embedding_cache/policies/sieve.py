@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, PolicyChecks, SizeOf, VictimPlan
+from .base import EvictionPolicy, MoreVictims, PolicyChecks, SizeOf, VictimPlan
 
 
 class SievePolicy(EvictionPolicy):
@@ -142,7 +142,9 @@ class SieveChecks(PolicyChecks[SievePolicy]):
 
     __slots__ = ()
 
-    def plan_victims(self, free: int, n: int, size_of: SizeOf) -> VictimPlan:
+    def plan_victims(
+        self, free: int, n: int, size_of: SizeOf, more: MoreVictims | None = None
+    ) -> VictimPlan:
         """The victims by the SIEVE rule, without changing anything.
 
         Simulates the hand on the links, with the bits it clears and the keys it
@@ -156,9 +158,9 @@ class SieveChecks(PolicyChecks[SievePolicy]):
         gone: set[str] = set()
         freed, hand = 0, p.hand
         budget = 2 * len(p.visited) + 2  # two turns per victim, at most
-        while free + freed < n:
+        while free + freed < n or (more is not None and more(taken)):
             found = self._plan_one(hand, cleared, gone, budget)
-            if found is None:  # only when EvictableCountInv is already broken
+            if found is None:  # no victim left: contiguity's extras, or EvictableCountInv broken
                 break
             victim, hand = found
             taken.append(victim)

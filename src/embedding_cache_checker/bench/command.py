@@ -308,6 +308,13 @@ def _add_beyond_seed(parser: argparse.ArgumentParser) -> None:
         default=contiguity.TOKEN_REQUESTS,
         help=f"counted requests of those streams (default {contiguity.TOKEN_REQUESTS:,})",
     )
+    group.add_argument(
+        "--contiguity-bounds",
+        type=runner.parse_sizes,
+        default=list(contiguity.CONTIGUITY_BOUNDS),
+        help="comma-separated k of the contiguity-aware eviction rows of --contiguity "
+        f"(<policy>/extents/k<k>; default {_sizes_text(contiguity.CONTIGUITY_BOUNDS)})",
+    )
 
 
 def _allocators(text: str) -> tuple[str, ...]:
@@ -402,6 +409,7 @@ def run_beyond_seed(args: argparse.Namespace, sections: tuple[str, ...]) -> int:
         token_pool=args.token_pool,
         token_warmup=args.token_warmup,
         token_requests=args.token_requests,
+        contiguity_bounds=tuple(args.contiguity_bounds),
     )
     result = beyond.measure(options, progress=_progress)
     result["notes"] = [

@@ -21,12 +21,15 @@ returns; nothing here is timed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
+from embedding_cache import EmbeddingCache
 from embedding_cache.entry import CacheEntry
 from embedding_cache.free_blocks import runs_of
+from embedding_cache.verification import state_of
 
+from ..text_table import numeric_right, render_table
 from . import hit_ratios, implementations, shared_mix, streams, workload
 
 #: Workload name of compare.py's op mix in the rows.
@@ -35,6 +38,14 @@ SHARED = "shared"
 TOKEN_POOL = 262_144
 TOKEN_WARMUP = 5_000
 TOKEN_REQUESTS = 20_000
+
+
+#: The contiguity bounds k measured beside each policy (the issue's trade-off table).
+CONTIGUITY_BOUNDS = (1, 2, 4, 8)
+
+
+def _ratio(value: float, base: float) -> float | None:
+    return value / base if base else None
 
 
 def runs(ids: Sequence[int]) -> int:
@@ -113,19 +124,29 @@ def shared(
     return {"calls": len(ops), "stream": shared_mix.fingerprint(ops), **summarize(counter.allocs)}
 
 
+def free_count(cache: workload.Cache) -> int:
+    """How many blocks of ``cache`` are free: the package's pool, or the seed's stack."""
+    if isinstance(cache, EmbeddingCache):
+        return len(state_of(cache).free)
+    return len(cast(implementations.SeedCache, cache)._free_blocks)
+
+
 def token(
     factory: implementations.Factory, stream: streams.Stream, num_blocks: int
 ) -> dict[str, Any]:
-    """Contiguity on a token-sized stream (allocs after its warm-up), and its hit ratio."""
+    """Contiguity on a token-sized stream (allocs after its warm-up), its hit ratio, and the
+    blocks evicted over the whole stream (allocated minus still held: nothing is discarded)."""
     counter = RunCounter(factory(num_blocks))
     counts = hit_ratios.simulate(stream, counter)
     # The successful allocs after the warm-up are the last ones the counter saw.
     counted = counts.allocs - counts.alloc_failures
     window = counter.allocs[len(counter.allocs) - counted :] if counted else []
+    held = num_blocks - free_count(counter.cache)
     return {
         "calls": counts.requests,
         "stream": stream.fingerprint,
         "request_hit_ratio": counts.request_hit_ratio,
+        "evicted_blocks": sum(blocks for blocks, _ in counter.allocs) - held,
         **summarize(window),
     }
 
@@ -140,14 +161,19 @@ def measure(
     token_requests: int = TOKEN_REQUESTS,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    bounds: Sequence[int] = CONTIGUITY_BOUNDS,
 ) -> dict[str, Any]:
     """Runs per multi-block entry for the seed and every policy on every stream; a JSON-ready dict.
 
     Each row carries ``vs_seed`` (its figure over the seed's on the same
     workload); on the shared mix, ``same_stream_as_seed`` says whether the
     implementation was fed exactly the seed's calls (true for a drop-in).
+    With ``bounds``, each policy also runs contiguity-aware eviction
+    (``"<policy>/extents/k<k>"``, spec/SPEC.md section 14); on the token streams
+    such a row carries ``hits_vs_k0`` and ``evicted_vs_k0``, its hit ratio and
+    blocks evicted over the same policy's on extents without it.
     """
-    impls = implementations.factories(names, allocators=allocators)
+    impls = implementations.factories(names, allocators=allocators, contiguity=bounds)
     rows: list[dict[str, Any]] = []
 
     def add(workload_name: str, num_blocks: int, results: dict[str, dict[str, Any]]) -> None:
@@ -161,6 +187,12 @@ def measure(
             )
             if workload_name == SHARED:
                 row["same_stream_as_seed"] = result["stream"] == base["stream"]
+            without = results.get(impl.rsplit("/k", 1)[0]) if "/k" in impl else None
+            if without is not None and "request_hit_ratio" in result:
+                row["hits_vs_k0"] = _ratio(
+                    result["request_hit_ratio"], without["request_hit_ratio"]
+                )
+                row["evicted_vs_k0"] = _ratio(result["evicted_blocks"], without["evicted_blocks"])
             rows.append(row)
 
     add(
@@ -192,5 +224,32 @@ def measure(
             "item_blocks": list(streams.ITEM_BLOCKS),
             "seed": seed,
         },
+        "bounds": list(bounds),
         "rows": rows,
     }
+
+
+def tradeoff_lines(section: Mapping[str, Any]) -> list[str]:
+    """The k trade-off of contiguity-aware eviction, as report lines: per workload and
+    policy, runs per entry, hits and blocks evicted by k (none without k rows)."""
+    rows = [
+        [
+            row["workload"],
+            row["impl"],
+            f"{row['runs_per_entry']:.2f}",
+            "-" if row.get("hits_vs_k0") is None else f"{row['hits_vs_k0'] - 1:+.1%}",
+            "-" if row.get("evicted_vs_k0") is None else f"{row['evicted_vs_k0']:.2f}x",
+            f"{row['request_hit_ratio']:.4f}" if "request_hit_ratio" in row else "-",
+        ]
+        for row in section["rows"]
+        if "/k" in row["impl"] or row["impl"].endswith(f"/{implementations.CONTIGUOUS_ALLOCATOR}")
+    ]
+    if not any("/k" in row[1] for row in rows):
+        return []
+    header = ["workload", "impl", "runs/entry", "hits vs k0", "evicted vs k0", "hit ratio"]
+    return [
+        "contiguity-aware eviction (spec/SPEC.md section 14): <policy>/extents/k<k> evicts up "
+        "to k victims beyond need while no free run holds n; hits and blocks evicted relative "
+        "to the same policy on extents without it (k = 0), over the whole stream",
+        *render_table(header, rows, numeric_right(len(header))).splitlines(),
+    ]

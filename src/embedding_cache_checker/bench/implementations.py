@@ -103,9 +103,11 @@ class SeedCache(seed_reference.EmbeddingCache):
 SEED_FACTORY = cast(Factory, SeedCache)
 
 
-def name(policy: str, allocator: str = DEFAULT_ALLOCATOR) -> str:
-    """The implementation's name: the policy, plus ``/allocator`` unless it is the default."""
-    return policy if allocator == DEFAULT_ALLOCATOR else f"{policy}/{allocator}"
+def name(policy: str, allocator: str = DEFAULT_ALLOCATOR, contiguity: int = 0) -> str:
+    """The implementation's name: the policy, plus ``/allocator`` unless it is the default,
+    plus ``/k<contiguity>`` when contiguity is on: "gdsf/extents/k4"."""
+    base = policy if allocator == DEFAULT_ALLOCATOR else f"{policy}/{allocator}"
+    return f"{base}/k{contiguity}" if contiguity else base
 
 
 def allocator_names() -> tuple[str, ...]:
@@ -118,10 +120,12 @@ def factories(
     *,
     allocators: Sequence[str] | None = None,
     with_seed: bool = True,
+    contiguity: Sequence[int] = (),
 ) -> dict[str, Factory]:
     """``{"seed": ..., "<policy>": ..., "<policy>/<allocator>": ...}``: the seed first, then per
     policy in ``names`` (default: every policy in ``EVICTION_POLICIES``) each allocator in
-    ``allocators`` (default: every one in ``ALLOCATORS``, the default first).
+    ``allocators`` (default: every one in ``ALLOCATORS``, the default first), then
+    ``"<policy>/extents/k<k>"`` for each bound in ``contiguity``.
 
     O(policies x allocators).
 
@@ -140,4 +144,12 @@ def factories(
             out[name(policy, kind)] = functools.partial(
                 EmbeddingCache, eviction=policy, allocator=kind
             )
+        for k in contiguity:  # contiguity-aware eviction: only on the extents allocator
+            out[name(policy, CONTIGUOUS_ALLOCATOR, k)] = functools.partial(
+                EmbeddingCache, eviction=policy, allocator=CONTIGUOUS_ALLOCATOR, contiguity=k
+            )
     return out
+
+
+#: The allocator contiguity-aware eviction runs on (``EmbeddingCache(contiguity=k)``).
+CONTIGUOUS_ALLOCATOR = "extents"

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..text_table import numeric_right, render_table
-from . import rounds
+from . import contiguity, rounds
 
 #: Top-level keys of the JSON report.
 REPORT_KEYS = (
@@ -416,6 +416,7 @@ def _beyond_contiguity(section: Mapping[str, Any]) -> list[str]:
         f"({token['item_blocks'][0]:,}-{token['item_blocks'][1]:,} blocks, allocs of "
         f"{token['requests']:,} requests after {token['warmup']:,} warm-up)",
         *_table([*header, "one run", "max runs", "seed's stream"], rows),
+        *contiguity.tradeoff_lines(section),
     ]
 
 

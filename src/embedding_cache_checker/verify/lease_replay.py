@@ -424,8 +424,9 @@ class _LeaseReplay:
         """The core calls the spec does not allow at ``node`` must be refused."""
         here = self.code[node].s
         scratch = here.copy()  # a refused call changes nothing, so one copy serves all
+        before = abstract_state(here)  # read once: every refusal starts from it
         for op, key, blocks in _disabled_steps(enabled, self.spec_at(node)[0], keys, n, pins):
-            problem = _check_refused(self.table, scratch, op, key, blocks)
+            problem = _check_refused(self.table, scratch, op, key, blocks, before)
             self.report.disabled_checked += 1
             if problem is not None:
                 shown = f"{op}({key!r}{', ' + str(blocks) if op == 'alloc' else ''})"

@@ -317,10 +317,18 @@ def step_text(action: str, key: str, n: int) -> str:
 
 
 def _check_step(
-    ops: Operations, s: CacheState, action: str, key: str, n: int, want: AbstractState
+    ops: Operations,
+    s: CacheState,
+    action: str,
+    key: str,
+    n: int,
+    want: AbstractState,
+    before: AbstractState | None = None,
 ) -> str | None:
-    """Apply one spec step to ``s``; return what disagreed, or None."""
-    before = abstract_state(s)
+    """Apply one spec step to ``s``; return what disagreed, or None. ``before`` is
+    ``abstract_state(s)`` when the caller has it (every edge out of a node shares it)."""
+    if before is None:
+        before = abstract_state(s)
     try:
         value = _call(ops, action, s, key, n)
     except Exception as exc:  # any raise is a divergence: the spec allows this step
@@ -362,9 +370,13 @@ def _disabled_steps(
     return out
 
 
-def _check_refused(ops: Operations, s: CacheState, op: str, key: str, n: int) -> str | None:
-    """The code must raise a typed error for a call the spec disallows, changing nothing."""
-    before = abstract_state(s)
+def _check_refused(
+    ops: Operations, s: CacheState, op: str, key: str, n: int, before: AbstractState | None = None
+) -> str | None:
+    """The code must raise a typed error for a call the spec disallows, changing nothing.
+    ``before`` is ``abstract_state(s)`` when the caller has it (refusals share one copy)."""
+    if before is None:
+        before = abstract_state(s)
     try:
         value = ops[op](s, key, n) if op == "alloc" else ops[op](s, key)
     except CacheError:
@@ -426,12 +438,15 @@ def replay_graph(
         node = todo.popleft()
         here = code_state[node]
         enabled: set[tuple[str, str, int]] = set()
+        # Read once per node: every edge's step and every refusal starts from it
+        # (the replay's main cost is reading states: about half of it was this).
+        here_abstract = abstract_state(here)
         for target, _label in outgoing.get(node, []):
             target_state = graph.states[target]
             action, key, n = last_op(target_state)
             enabled.add((action, key, n))
             s = clone(here)
-            problem = _check_step(ops, s, action, key, n, spec_at(target))
+            problem = _check_step(ops, s, action, key, n, spec_at(target), here_abstract)
             report.edges_replayed += 1
             if problem is not None:
                 note(node, step_text(action, key, n), problem)
@@ -451,7 +466,7 @@ def replay_graph(
         spec_here = spec_at(node)
         scratch = clone(here)  # a refused call changes nothing, so one copy serves all
         for op, key, n in _disabled_steps(enabled, spec_here, keys, num_blocks, max_pins):
-            problem = _check_refused(ops, scratch, op, key, n)
+            problem = _check_refused(ops, scratch, op, key, n, here_abstract)
             report.disabled_checked += 1
             if problem is not None:
                 note(node, f"{op}({key!r}{', ' + str(n) if op == 'alloc' else ''})", problem)

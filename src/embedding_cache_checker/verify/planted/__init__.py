@@ -84,7 +84,7 @@ from embedding_cache.policies import EVICTION_POLICIES, make_policy
 from embedding_cache.verification import LEASE_OPERATIONS, REAL, CacheState, Lease
 
 from ...policy_parts import policy_part
-from . import admission, core, leases
+from . import admission, contiguity, core, leases
 from .bug import (
     DEFAULT_POLICY,
     LAYERS,
@@ -117,6 +117,7 @@ PLANTED: tuple[PlantedBug, ...] = (
     core.BUGS
     + leases.BUGS
     + admission.BUGS
+    + contiguity.BUGS
     + tuple(bug for policy in EVICTION_POLICIES for bug in _policy_bugs(policy))
 )
 
@@ -224,7 +225,9 @@ def run_witness(
     s = CacheState(
         bug.witness_blocks,
         make_policy(spec, bug.witness_blocks),
-        admission=make_admission(bug.admission, bug.witness_blocks),  # the real filter
+        bug.allocator,
+        make_admission(bug.admission, bug.witness_blocks),  # the real filter
+        bug.contiguity,
     )
     granted: list[Lease] = []
     for step in bug.witness[:-1]:

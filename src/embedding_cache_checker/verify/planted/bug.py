@@ -83,6 +83,8 @@ class PlantedBug:
     #: A bug of the filter itself: the broken subclass of ``ADMISSION_FILTERS[admission]``
     #: (no field of its own, so ``plant`` re-types a real one in place).
     broken_admission: type[AdmissionFilter] | None = field(default=None, repr=False)
+    #: The contiguity bound k the bug runs with (> 0: on the extents allocator), or 0.
+    contiguity: int = 0
 
     # ------------------------------------------------------------ what it is
 
@@ -194,8 +196,15 @@ class PlantedBug:
         return CacheState(
             num_blocks,
             make_policy(self.eviction(policy, **params), num_blocks),
-            admission=make_admission(self.admission_spec(), num_blocks),
+            self.allocator,
+            make_admission(self.admission_spec(), num_blocks),
+            self.contiguity,
         )
+
+    @property
+    def allocator(self) -> str:
+        """The allocator the bug runs on: extents with contiguity, else the default. O(1)."""
+        return "extents" if self.contiguity else DEFAULT_ALLOCATOR
 
     def cache_class(self, policy: str | None = None, checked: bool = False) -> type[EmbeddingCache]:
         """An ``EmbeddingCache`` subclass that runs with this bug. O(1) (built once).
@@ -248,11 +257,12 @@ def _make_cache_class(bug: PlantedBug, policy: str, checked: bool) -> type[Embed
             self,
             num_blocks: int,
             eviction: PolicySpec = default,
-            allocator: str = DEFAULT_ALLOCATOR,
+            allocator: str = bug.allocator,
             clock: Callable[[], float] = time.monotonic,
             admission: AdmissionSpec = door,
+            contiguity: int = bug.contiguity,
         ) -> None:
-            super().__init__(num_blocks, eviction, allocator, clock, admission)
+            super().__init__(num_blocks, eviction, allocator, clock, admission, contiguity)
             install_transitions(self, table)
 
     suffix = "" if policy == (bug.policy or DEFAULT_POLICY) else f"_{policy}"
