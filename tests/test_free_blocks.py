@@ -146,3 +146,22 @@ def test_of_equally_short_extents_the_first_is_cut() -> None:
     assert fb.take(5) == extents[1][-5:]
     fb, extents = pool_with_extents([13, 10, 10])
     assert fb.take(3) == extents[1][-3:]
+
+
+def test_plan_take_gives_the_victims_back_in_their_order() -> None:
+    # Found by the checked build's alloc contract (HeldBlocksStableProp) at 64 blocks:
+    # three victims, two of them in two runs, merge into two extents of 9 ids; an alloc
+    # of 12 takes the first of that size class whole, and which one is first depends on
+    # the order the victims' runs were merged in. The alloc gives them back victim by
+    # victim, so plan_take must too; giving them all at once, sorted, picks the other.
+    fb = FreeBlocks(40, track=True)
+    fb.take(40)
+    fb.give((38,))
+    victims = [(36, 37), (11, 12, *range(30, 36)), (9, 10, *range(20, 29))]
+    predicted = fb.plan_take(12, victims)
+    at_once = fb.copy()
+    at_once.give(sorted(b for ids in victims for b in ids))
+    assert at_once.take(12) != predicted  # the order matters here
+    for ids in victims:
+        fb.give(ids)
+    assert fb.take(12) == predicted == (10, 11, 12, *range(30, 39))
