@@ -134,7 +134,7 @@ class FreeBlocks:
             self._map[start:end] = _ONES[:n] if n <= len(_ONES) else b"\x01" * n
         self._by_start[start] = end
         self._by_end[end] = start
-        c = size_class(end - start)
+        c = (end - start).bit_length() - 1  # size_class, inlined: the hot path
         self._classes[c][start] = None
         self._mask |= 1 << c
         self._count += end - start
@@ -144,7 +144,7 @@ class FreeBlocks:
         if self._map:
             self._map[start:end] = bytes(end - start)
         del self._by_end[end]
-        c = size_class(end - start)
+        c = (end - start).bit_length() - 1  # size_class, inlined: the hot path
         members = self._classes[c]
         del members[start]
         if not members:
@@ -161,7 +161,7 @@ class FreeBlocks:
         self._count -= end - new_end
         if self._map:
             self._map[new_end:end] = bytes(end - new_end)
-        old_c, new_c = size_class(end - start), size_class(new_end - start)
+        old_c, new_c = (end - start).bit_length() - 1, (new_end - start).bit_length() - 1
         if old_c != new_c:
             members = self._classes[old_c]
             del members[start]
@@ -292,10 +292,19 @@ class FreeBlocks:
     def has_run(self, n: int) -> bool:
         """True iff some free extent holds ``n`` consecutive ids (TLA+ HasRun). Exact.
 
-        O(log pool + FIT_SCAN) when a longer size class than n's is free (the
-        common case); otherwise O(extents of n's size class), which it scans.
+        O(1) when a longer size class than n's is free (the common case: every
+        extent there holds n), else O(extents of n's size class), which it scans.
         """
-        return n <= 0 or self._fit(n) is not None
+        if n <= 0:
+            return True
+        c = n.bit_length() - 1
+        mask = self._mask
+        if mask >> (c + 1):
+            return True
+        if not mask >> c & 1:
+            return False
+        by_start = self._by_start
+        return any(by_start[start] - start >= n for start in self._classes[c])
 
     def _shortest(self, members: dict[int, None], n: int, limit: int | None) -> int | None:
         """The start of the shortest extent of >= n ids (the first of equals) among the

@@ -154,7 +154,7 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
             door.declined(key)  # would evict: the filter says not yet [AllocDecline]
             return None
         evict_until(s, n_blocks)
-    if s.contiguity:
+    if s.contiguity and not free.has_run(n_blocks):  # one O(1) test when a run holds n
         evict_for_run(s, n_blocks)
     # Ascending ids: an evicted entry's blocks go back to the pool in order,
     # so a later alloc of the same size can get them back contiguous.
@@ -186,22 +186,24 @@ def evict_until(s: CacheState, n_blocks: int) -> None:
 def evict_for_run(s: CacheState, n_blocks: int) -> None:
     """Evict up to ``s.contiguity`` further victims while no free run holds ``n_blocks``.
 
-    [the contiguity loop, inside Alloc: spec/SPEC.md section 14] Called by
-    every alloc that goes ahead, after ``evict_until`` (so enough blocks are
-    free): also by one that needed no eviction but finds its blocks only in
-    pieces. The extra victims come in the policy's order, as the needed ones;
-    the loop stops at a run, at k, or when the policy has no victim left.
-    O(k x (has_run + blocks of a victim + evict call)); one has_run when a run holds n.
+    [the contiguity loop, inside Alloc: spec/SPEC.md section 14] Called by an
+    alloc that goes ahead and finds no free run of ``n_blocks``, after
+    ``evict_until`` (so enough blocks are free): also by one that needed no
+    eviction but finds its blocks only in pieces. The extra victims come in
+    the policy's order, as the needed ones; the loop stops at a run, at k, or
+    when the policy has no victim left. O(k x (has_run + blocks of a victim +
+    evict call)).
     """
     free, entries, evict = s.free, s.entries, s.on_evict
-    has_run = free.has_run
     for _ in range(s.contiguity):
-        if has_run(n_blocks) or not s.evictable_count():
+        if not s.evictable_count():
             return
         key = evict()[0]
         blocks = entries.pop(key).block_ids
         s.evictable_blocks -= len(blocks)
         free.give(blocks)
+        if free.has_run(n_blocks):  # the caller found none before the first victim
+            return
 
 
 @contracts.mark_ready_contract
