@@ -65,6 +65,8 @@ class TlcCommand:
     tmpdir: Path
     properties: tuple[str, ...] = ()
     spec: str | None = None
+    #: A run expected to be short: the JVM's quick start (``jar.QUICK_START_OPTIONS``).
+    quick_start: bool = False
 
 
 def library_dirs(root: Path) -> tuple[Path, ...]:
@@ -100,7 +102,14 @@ def in_module_folder(command: TlcCommand, directory: Path) -> tuple[TlcCommand, 
 def command_line(java: Path, jar: Path, command: TlcCommand) -> list[str]:
     """The java command line of ``command``: the jar's main class, its ``-D``
     properties, the arguments, then the root module. O(arguments)."""
-    head = java_command(java, jar, command.main_class, command.properties, tmpdir=command.tmpdir)
+    head = java_command(
+        java,
+        jar,
+        command.main_class,
+        command.properties,
+        tmpdir=command.tmpdir,
+        quick_start=command.quick_start,
+    )
     return [*head, *command.arguments, *([] if command.spec is None else [command.spec])]
 
 

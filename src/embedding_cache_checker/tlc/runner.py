@@ -6,6 +6,7 @@ command line, is re-exported here for the tests of the command line)."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ def run_tlc(
     label: str = "",
     on_line: LineSink | None = None,
     relay_all: bool = False,
+    quick_start: bool = False,
 ) -> TlcRun:
     """Run TLC on ``spec`` with ``config`` inside ``cwd`` and parse what it printed.
 
@@ -73,7 +75,9 @@ def run_tlc(
     temporary directory removed afterwards; stdout and stderr are captured
     together, and lines are relayed to ``on_line(label, line)`` as they come
     (progress lines only, unless ``relay_all``); after ``timeout`` seconds TLC
-    is killed and the run marked timed out. O(output size).
+    is killed and the run marked timed out. ``quick_start``: a run expected to
+    take seconds starts the JVM without its optimizing compiler
+    (``jar.QUICK_START_OPTIONS``). O(output size).
 
     Raises:
         TlcSetupError: java or the TLC jar cannot be found.
@@ -91,6 +95,8 @@ def run_tlc(
             check_deadlock=check_deadlock,
             dump=dump,
         )
+        if quick_start:
+            command = dataclasses.replace(command, quick_start=True)
         process = TlcProcess(java, jar, command, cwd, label=label, on_line=relay)
         try:
             finished = process.wait(timeout)
@@ -126,6 +132,11 @@ def judge(model: Model, output: TlcOutput, properties: list[str]) -> str:
     return str(output.outcome)
 
 
+#: A model whose budget is at most this many seconds (the bug models') runs with the
+#: JVM's quick start (``run_tlc``'s ``quick_start``).
+QUICK_BUDGET_SECONDS = 30
+
+
 def run_model(
     model: Model,
     tla_dir: Path,
@@ -149,6 +160,7 @@ def run_model(
         label=model.name,
         on_line=on_line,
         relay_all=relay_all,
+        quick_start=model.budget_seconds <= QUICK_BUDGET_SECONDS,
     )
     seconds, output, raw, exit_code = run.seconds, run.output, run.raw_output, run.exit_code
     timed_out = run.timed_out

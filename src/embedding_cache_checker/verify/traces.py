@@ -325,6 +325,7 @@ def validate_trace(
             workers=1,
             timeout=timeout,
             label="trace",
+            quick_start=True,  # a trace check takes seconds: the JVM's start is most of it
         )
     out = run.output
     if out.outcome is Outcome.DEADLOCK:
