@@ -25,7 +25,7 @@ What it offers, each O(1) unless said:
   differs from the real one only where its bug is: ``bad_key_error``,
   ``block_count``, ``pin_step``, ``unpin_step``, ``end_lease``,
   ``forget_lease``, ``own_lease``,
-  ``evict_until``, ``evict_for_run``, ``NOT_READY`` and
+  ``evict_until``, ``evict_for_run``, ``evict_one``, ``NOT_READY`` and
   ``set_pin_count(entry, n)`` (the entry's pin count is otherwise read-only);
 * the checked build's pieces: ``contracts`` and ``lease_contracts`` (each
   operation's contract, as a
@@ -49,6 +49,7 @@ from .transitions import (
     bad_key_error,
     block_count,
     evict_for_run,
+    evict_one,
     evict_until,
     pin_step,
     unpin_step,
@@ -98,6 +99,7 @@ __all__ = [
     "contracts",
     "end_lease",
     "evict_for_run",
+    "evict_one",
     "evict_until",
     "forget_lease",
     "has_held_entries",

@@ -34,6 +34,7 @@ from embedding_cache.verification import (
     bad_key_error,
     block_count,
     contracts,
+    evict_one,
     pin_step,
     set_pin_count,
     transitions,
@@ -101,11 +102,8 @@ def _take(s: CacheState, key: str, n_blocks: int, *, tell_filter: bool = True) -
     return entry
 
 
-def _evict_one(s: CacheState) -> None:
-    """Evict the policy's next victim, as ``transitions.evict_until`` does, once. O(its blocks)."""
-    blocks = s.entries.pop(s.on_evict()[0]).block_ids
-    s.evictable_blocks -= len(blocks)
-    s.free.give(blocks)
+#: Evict the policy's next victim, as ``transitions.evict_until`` does, once.
+_evict_one = evict_one
 
 
 # ---------------------------------------------------------------- alloc
