@@ -41,10 +41,12 @@ from embedding_cache_checker.verify.traces import (
     tla_string,
     trace_module,
     trace_policy_template,
+    traces_module,
     validate_cache,
     validate_trace,
+    validate_traces,
 )
-from embedding_cache_checker.verify.workloads import random_trace, threaded_trace
+from embedding_cache_checker.verify.workloads import lease_trace, random_trace, threaded_trace
 
 #: What a step that did not raise records as its result.
 #: Every policy's plan, from tla/models.json.
@@ -100,11 +102,13 @@ def _abstract_entries(value: TlaValue) -> dict[str, AbstractEntry]:
 
 
 def _module_parts(module: str) -> tuple[TlaValue, TlaValue]:
-    """TraceKeys and Trace of a generated module, read by parse_value."""
+    """TraceKeys and the one trace of a generated module's batch, read by parse_value."""
     keys = re.search(r"^TraceKeys == (.*)$", module, re.M)
-    steps = re.search(r"^Trace == (<<.*>>)\s*^====", module, re.M | re.S)
-    assert keys is not None and steps is not None, module
-    return parse_value(keys.group(1)), parse_value(steps.group(1))
+    batch = re.search(r"^Traces == (<<.*>>)\s*^====", module, re.M | re.S)
+    assert keys is not None and batch is not None, module
+    traces = parse_value(batch.group(1))
+    assert isinstance(traces, tuple) and len(traces) == 1, traces
+    return parse_value(keys.group(1)), traces[0]
 
 
 @pytest.mark.parametrize(
@@ -448,6 +452,41 @@ def test_tampered_step_is_rejected_exactly_there(
     index = tamper(trace)  # type: ignore[operator]
     assert trace[index] != accepted_trace[index]
     _rejected_at(validate_trace(trace, 4, tla_dir), trace, index)
+
+
+@pytest.mark.tlc
+def test_a_batch_gives_each_trace_its_own_verdict(
+    tla_dir: Path, accepted_trace: list[TraceStep]
+) -> None:
+    """One TLC run per pool size and kind, yet each trace judged alone: tampered traces
+    beside good ones (two pool sizes, one lease trace) are each rejected exactly where
+    they would be alone, and the good ones accepted."""
+    tampered = [list(accepted_trace), list(accepted_trace)]
+    at = [_tamper_free(tampered[0]), _tamper_result(tampered[1])]
+    other = random_trace(5, steps=150)  # its own pool size: a second batch
+    leases = lease_trace(1, steps=120).trace  # with lease steps: a third
+    assert other.num_blocks != 4 and any(s.op == "lease" for s in leases)
+    batch = [
+        (accepted_trace, 4),
+        (tampered[0], 4),
+        (other.trace, other.num_blocks),
+        (tampered[1], 4),
+        (leases, 6),
+    ]
+    verdicts = validate_traces(batch, tla_dir, workers=2)
+    assert len(verdicts) == len(batch)
+    _accepted(verdicts[0], accepted_trace)
+    _rejected_at(verdicts[1], tampered[0], at[0])
+    _accepted(verdicts[2], other.trace)
+    _rejected_at(verdicts[3], tampered[1], at[1])
+    assert verdicts[4].accepted, verdicts[4].detail
+    assert verdicts[0].seconds == verdicts[1].seconds  # one batch, one run
+
+
+def test_a_batch_mixing_lease_and_plain_traces_is_refused() -> None:
+    plain = _scripted_trace().trace
+    with pytest.raises(ValueError, match="all with lease steps or all without"):
+        traces_module([plain, lease_trace(1, steps=60).trace], 4)
 
 
 @pytest.mark.tlc

@@ -3,20 +3,21 @@
 (* Trace validation with leases: does a trace recorded from the Python     *)
 (* cache, lease calls included, describe a behaviour of the lease spec     *)
 (* (tla/leases/EmbeddingCacheLeases.tla) over the policy TracePolicy       *)
-(* selects?  EmbeddingCacheTrace's way (one path, a deadlock at the first  *)
-(* step the spec cannot take), with its state match (PostMatches) and its  *)
+(* selects?  EmbeddingCacheTrace's way (one path per trace of the batch,  *)
+(* ending at the first step the spec cannot take), with its state match    *)
+(* (PostMatches) and its                                                   *)
 (* refusals (ExpectedError), and the lease spec's actions for each step:   *)
 (*                                                                         *)
 (*   tick          Tick (the clock the cache read moved one on; the trace  *)
 (*                 tooling writes a move of d as d ticks, and MaxTime is    *)
-(*                 the trace's last clock, so the origin never shifts)      *)
+(*                 the batch's last clock, so the origin never shifts)      *)
 (*   expire        Expire(l): the cache released lease l, due             *)
 (*   lease         TakeLease: a hit records lease t.lease for t.n seconds  *)
 (*   renew_lease   Renew (True) or a Query on a lease that holds nothing   *)
 (*   release_lease LeaseRelease (True) or such a Query (False)             *)
 (*   the core's    their Call* / Plain* actions, which need no lease due   *)
 (*                                                                         *)
-(* The lease ids are the code's; a trace's LeaseIds are its granted ids    *)
+(* The lease ids are the code's; a batch's LeaseIds are its granted ids    *)
 (* and one spare slot (for a lease call that grants nothing).  An expire   *)
 (* step the code shows no state after (all but the last of one call's) has *)
 (* known = FALSE and is matched by its action alone.                       *)
@@ -25,7 +26,7 @@ EXTENDS EmbeddingCacheTrace, EmbeddingCacheLeaseParams
 
 L == INSTANCE EmbeddingCacheLeases WITH Level <- "blocks"
 
-leaseTraceVars == <<entries, free, evictable, lastOp, policy, now, lease, plain, settled, i>>
+leaseTraceVars == <<entries, free, evictable, lastOp, policy, now, lease, plain, settled, i, tr>>
 
 \* Does the spec's successor match the leases the code recorded?
 LeasePostMatches(p) ==
@@ -86,6 +87,7 @@ LeaseStepMatches(t) ==
 
 LeaseTraceInit ==
     /\ L!LeaseInit
+    /\ tr \in DOMAIN Traces
     /\ i = 0
 
 LeaseTraceNext ==
@@ -94,6 +96,7 @@ LeaseTraceNext ==
           IN  /\ LeaseStepMatches(t)
               /\ t.known => PostMatches(t.post) /\ LeasePostMatches(t.lpost)
        /\ i' = i + 1
+       /\ UNCHANGED tr
     \/ /\ i = Len(Trace)
        /\ UNCHANGED leaseTraceVars
 

@@ -5,10 +5,14 @@
 (* the cache with the policy TracePolicy selects (fifo by default)?       *)
 (* In the style of BlockingQueueTrace / EWD998ChanTrace, adapted to this  *)
 (* TLC build (no Json/IOUtils): the trace is the                          *)
-(* definition Trace of module TraceData, which the trace tooling           *)
-(* generates next to a copy of this module (tla/TraceData.tla is an empty  *)
-(* placeholder).  A definition, not a CONSTANT bound with <-, because TLC  *)
-(* evaluates a definition once but a substituted constant at every use.   *)
+(* definition Traces of module TraceData (a batch of traces), which the   *)
+(* trace tooling generates next to a copy of this module                  *)
+(* (tla/TraceData.tla is a placeholder holding one empty trace).  A        *)
+(* definition, not a CONSTANT bound with <-, because TLC evaluates a       *)
+(* definition once but a substituted constant at every use.  One TLC run  *)
+(* checks the whole batch: the initial state picks a trace (tr), so the   *)
+(* batch's traces are followed side by side, and one JVM start serves     *)
+(* them all.                                                               *)
 (*                                                                         *)
 (* Each trace step names the operation, its arguments, its result (or the  *)
 (* error it raised), for alloc the block ids the code chose, and the       *)
@@ -19,16 +23,24 @@
 (* accepted iff the spec's guard for that operation is false (the code     *)
 (* refused what the spec forbids) and nothing changed.                     *)
 (*                                                                         *)
-(* TLC explores a single path.  It reports a deadlock iff the trace is     *)
-(* rejected; the deadlocked state's i is the number of accepted steps.     *)
+(* TLC explores a single path per trace and runs without deadlock         *)
+(* checking (a rejected trace's path just ends).  The invariant            *)
+(* TraceProgress prints <<"trace", tr, i>> for every state it reaches, so  *)
+(* a trace is accepted iff some printed i is its length; otherwise its     *)
+(* largest printed i is the number of steps accepted before the first the *)
+(* spec could not take.                                                    *)
 (***************************************************************************)
-EXTENDS TracePolicy, TLC, TraceData   \* TraceData defines Trace, TraceKeys
+EXTENDS TracePolicy, TLC, TraceData   \* TraceData defines Traces, TraceKeys
 
-VARIABLE
-    i           \* how many steps of Trace have been matched
+VARIABLES
+    tr,         \* which trace of the batch Traces this path follows
+    i           \* how many steps of that trace have been matched
+
+\* The trace this path follows.
+Trace == Traces[tr]
 
 \* (traceStateVars, not fullVars: TracePolicy.tla says why.)
-traceVars == <<traceStateVars, i>>
+traceVars == <<traceStateVars, i, tr>>
 
 \* Does the spec's successor state match the abstract state the code recorded?
 PostMatches(p) ==
@@ -81,6 +93,7 @@ StepMatches(t) ==
 
 TraceInit ==
     /\ CacheInit
+    /\ tr \in DOMAIN Traces
     /\ i = 0
 
 TraceNext ==
@@ -89,11 +102,13 @@ TraceNext ==
           IN  /\ StepMatches(t)
               /\ PostMatches(t.post)
        /\ i' = i + 1
+       /\ UNCHANGED tr
     \/ /\ i = Len(Trace)            \* accepted: stutter so TLC sees no deadlock
        /\ UNCHANGED traceVars
 
 TraceSpec == TraceInit /\ [][TraceNext]_traceVars
 
-\* Checked as an invariant only to make TLC print how far it got.
-TraceProgress == i \in 0 .. Len(Trace)
+\* Checked as an invariant only to make TLC print how far each trace got
+\* (PrintT is TRUE): the verdicts are read from these lines.
+TraceProgress == PrintT(<<"trace", tr, i>>)
 =============================================================================

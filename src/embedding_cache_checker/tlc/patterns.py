@@ -102,6 +102,10 @@ PROGRESS_LINE = re.compile(
 )
 #: The last line of every run, a clean one included.
 FINISHED = re.compile(r"^Finished in ", re.MULTILINE)
+#: What trace validation's invariant prints for each state it reaches
+#: (tla/trace/EmbeddingCacheTrace.tla's TraceProgress): the trace of the batch, and
+#: how many of its steps the state has matched.
+TRACE_PROGRESS = re.compile(r'^<<"trace", (?P<trace>\d+), (?P<matched>\d+)>>\s*$', re.MULTILINE)
 
 # -- simulation (``-simulate``) -------------------------------------------------------------
 

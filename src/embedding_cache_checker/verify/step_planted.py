@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -32,7 +33,7 @@ from .plans import PolicyPlan
 from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
 from .replay import code_params, policy_factory
-from .traces import validate_trace
+from .traces import TraceVerdict, validate_traces
 from .workloads import ManualClock, drive_leases, random_trace
 
 if TYPE_CHECKING:
@@ -113,8 +114,8 @@ def planted_recordings(bug: PlantedBug, plan: PolicyPlan) -> list[Recording]:
     (a few steps, the last one tripping the bug: TLC rejects it soonest; a lease bug has
     none, since its witness names leases by key and the lease streams drive every lease
     call), then random workloads of ``PLANTED_TRACE_SEEDS`` without leases and with them
-    (``workloads.drive_leases``). ``validate_recordings`` stops at the first rejected one,
-    so most bugs cost one short TLC run. A crash of the bug's code ends a lease stream;
+    (``workloads.drive_leases``). ``validate_planted`` stops at the first rejected one,
+    so most bugs cost a share of one short TLC run. A crash of the bug's code ends a lease stream;
     the trace so far is judged. This is the part that runs the bug's code (the bounded
     unit). O(PLANTED_TRACE_STEPS * the seeds)."""
     eviction = planted_eviction(bug, plan)
@@ -138,34 +139,76 @@ def planted_recordings(bug: PlantedBug, plan: PolicyPlan) -> list[Recording]:
     return [(label, list(cache.trace), cache.num_blocks) for label, cache in recorded]
 
 
-def validate_recordings(
-    bug: PlantedBug, plan: PolicyPlan, recordings: list[Recording], tla_dir: Path
-) -> tuple[bool, str]:
-    """TLC on each recording in order, until one is rejected; caught iff one is. The
-    spec is built from the real policy with the bug's parameters (a broken policy has
-    the real one's fields and constants), so no code of the bug runs here.
-    O(TLC on each trace until one is rejected).
+#: One planted bug's traces to validate: the bug, its policy's plan, its recordings.
+PlantedCase = tuple[PlantedBug, PolicyPlan, list[Recording]]
 
-    Raises:
-        RuntimeError: TLC failed on a trace for another reason than a rejected step.
-    """
-    spec = policy_factory(plan.policy, {**plan.trace_params, **bug.params})
-    for label, trace, num_blocks in recordings:
-        verdict = validate_trace(trace, num_blocks, tla_dir, spec)
-        if verdict.accepted:
-            continue
-        if verdict.detail != "deadlock":
-            raise RuntimeError(f"{bug.name} [{plan.policy}] {label}: {verdict.detail}")
-        step = verdict.first_rejected
-        where = f"step {verdict.matched + 1}" + (
-            f" {step.op}({step.key!r}) -> {step.result}" if step else ""
-        )
-        return True, f"{label}: rejected at {where}"
-    return (
+
+def _trace_params(bug: PlantedBug, plan: PolicyPlan) -> dict[str, int]:
+    """The parameters of the spec ``bug``'s traces under ``plan`` are checked against: the
+    real policy's, with the bug's own (a broken policy has the real one's fields and
+    constants), so no code of the bug runs in TLC's check. O(1)."""
+    return {**plan.trace_params, **bug.params}
+
+
+def _rejected(label: str, verdict: TraceVerdict) -> str:
+    step = verdict.first_rejected
+    where = f"step {verdict.matched + 1}" + (
+        f" {step.op}({step.key!r}) -> {step.result}" if step else ""
+    )
+    return f"{label}: rejected at {where}"
+
+
+def validate_planted(
+    cases: Sequence[PlantedCase], tla_dir: Path, workers: int = 1
+) -> list[tuple[bool, str]]:
+    """Each case's (caught, note): its recordings validated by TLC in rounds, round j
+    checking the j-th recording of every case not caught yet, in one batch
+    (``traces.validate_traces``) per spec (``_trace_params``), ``workers`` batches at a
+    time. A case is caught at its first rejected recording; a TLC failure other than a
+    rejected step is a miss, said as an error. The witnesses come first, so most bugs
+    cost a share of one short TLC run. O(TLC on each case's recordings up to its first
+    rejected one, one JVM start per round and spec)."""
+    verdicts: list[tuple[bool, str] | None] = [None] * len(cases)
+    for j in range(max((len(recordings) for *_, recordings in cases), default=0)):
+        groups: dict[str, list[int]] = {}
+        for c, (bug, plan, recordings) in enumerate(cases):
+            if verdicts[c] is None and j < len(recordings):
+                key = repr((plan.policy, sorted(_trace_params(bug, plan).items())))
+                groups.setdefault(key, []).append(c)
+
+        def check(members: list[int], j: int = j) -> list[TraceVerdict]:
+            bug, plan, _ = cases[members[0]]
+            spec = policy_factory(plan.policy, _trace_params(bug, plan))
+            traces = [cases[c][2][j][1:] for c in members]
+            return validate_traces(traces, tla_dir, spec)
+
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            checked = list(pool.map(check, groups.values()))
+        for members, group_verdicts in zip(groups.values(), checked, strict=True):
+            for c, verdict in zip(members, group_verdicts, strict=True):
+                bug, plan, recordings = cases[c]
+                label = recordings[j][0]
+                if verdict.accepted:
+                    continue
+                if verdict.detail != "deadlock":
+                    detail = f"error: {bug.name} [{plan.policy}] {label}: {verdict.detail}"
+                    verdicts[c] = (False, detail[:300])
+                else:
+                    verdicts[c] = (True, _rejected(label, verdict))
+    missed = (
         False,
         f"TLC accepted the witness (a core bug's) and the traces of seeds "
         f"{PLANTED_TRACE_SEEDS}, with and without leases",
     )
+    return [missed if v is None else v for v in verdicts]
+
+
+def validate_recordings(
+    bug: PlantedBug, plan: PolicyPlan, recordings: list[Recording], tla_dir: Path
+) -> tuple[bool, str]:
+    """``validate_planted`` of one bug's recordings: caught iff TLC rejects one of them.
+    O(TLC on each recording until one is rejected)."""
+    return validate_planted([(bug, plan, recordings)], tla_dir)[0]
 
 
 def _record(outcome: PlantedResult, link: str, caught: bool, note: str) -> None:
@@ -213,7 +256,7 @@ def _replay_link(job: Job, results: Results, limits: Limits) -> None:
 
 def _traces_link(job: Job, results: Results, limits: Limits) -> None:
     """Every (bug, policy) trace validation must catch: the traces recorded in bounded
-    children (``limits``), then validated by TLC, ``workers`` at a time."""
+    children (``limits``), then validated by TLC in batches (``validate_planted``)."""
     options, report = job.options, job.report
     start = time.monotonic()
     pairs = [
@@ -226,22 +269,16 @@ def _traces_link(job: Job, results: Results, limits: Limits) -> None:
         for _, bug, plan in pairs
     ]
     recorded = run_bounded(units, limits, options.workers)
-
-    def validate(item: tuple[tuple[PlantedResult, PlantedBug, PolicyPlan], Outcome]) -> None:
-        (result, bug, plan), done = item
-        begin = time.monotonic()
-        if not _settle_unit(job, result, "traces", done):
-            try:
-                _record(
-                    result, "traces", *validate_recordings(bug, plan, done.value, options.tla_dir)
-                )
-            except Exception as exc:
-                _record(result, "traces", False, f"error: {type(exc).__name__}: {exc}"[:300])
-        busy = done.seconds + time.monotonic() - begin
-        report.add_seconds(plan.policy, "planted_traces_busy", busy)  # one of the threads
-
-    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        list(pool.map(validate, zip(pairs, recorded, strict=True)))
+    validated = [
+        (result, (bug, plan, done.value))
+        for (result, bug, plan), done in zip(pairs, recorded, strict=True)
+        if not _settle_unit(job, result, "traces", done)
+    ]
+    verdicts = validate_planted([case for _, case in validated], options.tla_dir, options.workers)
+    for (result, _), (caught, note) in zip(validated, verdicts, strict=True):
+        _record(result, "traces", caught, note)
+    for (result, *_), done in zip(pairs, recorded, strict=True):
+        report.add_seconds(result.policy, "planted_traces_recording", done.seconds)
     report.seconds["planted_traces"] = time.monotonic() - start
 
 

@@ -1,12 +1,11 @@
 """The main job's ``traces`` step: per policy, traces recorded from the code (sequential
 with misuse, sequential with leases, and threaded) accepted by TLC against that policy's
-trace spec (a trace with leases: its lease trace spec)."""
+trace spec (a trace with leases: its lease trace spec), checked in batches."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from embedding_cache.policies import PolicySpec
@@ -15,7 +14,7 @@ from ..tracing import TracedEmbeddingCache
 from .plans import PolicyPlan
 from .records import TraceRun
 from .replay import policy_factory
-from .traces import validate_cache
+from .traces import validate_traces
 from .workloads import lease_trace, random_trace, threaded_trace
 
 if TYPE_CHECKING:
@@ -63,22 +62,23 @@ def _recorders(plan: PolicyPlan) -> list[tuple[str, Callable[[], TracedEmbedding
 
 
 def run_traces(job: Job, policy: str) -> None:
-    """Record ``policy``'s traces and validate each with TLC (``workers`` at a time).
-    O(TLC on each trace)."""
+    """Record ``policy``'s traces, then validate them with TLC in batches (one run per
+    pool size and kind: ``traces.validate_traces``), ``workers`` runs at a time.
+    O(TLC on each trace, one JVM start per batch)."""
     options = job.options
-
-    def one(item: tuple[str, Callable[[], TracedEmbeddingCache]]) -> TraceRun:
-        name, record = item
-        return TraceRun(policy, name, validate_cache(record(), options.tla_dir))
-
-    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        for run in pool.map(one, _recorders(options.plan(policy))):
-            verdict = run.verdict
-            said = "accepted"
-            if not verdict.accepted:
-                said = f"REJECTED at step {verdict.matched + 1} {verdict.detail}"
-            job.progress(
-                f"trace [{policy}] {run.name}: {verdict.steps} steps {said} "
-                f"({verdict.seconds:.1f} s)"
-            )
-            job.report.traces.append(run)
+    recorded = [(name, record()) for name, record in _recorders(options.plan(policy))]
+    verdicts = validate_traces(
+        [(cache.trace, cache.num_blocks) for _, cache in recorded],
+        options.tla_dir,
+        trace_eviction(options.plan(policy)),
+        workers=options.workers,
+    )
+    for (name, _), verdict in zip(recorded, verdicts, strict=True):
+        said = "accepted"
+        if not verdict.accepted:
+            said = f"REJECTED at step {verdict.matched + 1} {verdict.detail}"
+        job.progress(
+            f"trace [{policy}] {name}: {verdict.steps} steps {said} "
+            f"(its batch: {verdict.seconds:.1f} s)"
+        )
+        job.report.traces.append(TraceRun(policy, name, verdict))

@@ -1,16 +1,19 @@
-"""Trace validation (conformance link 2): check a recorded trace against the spec with TLC.
+"""Trace validation (conformance link 2): check recorded traces against the spec with TLC.
 
-A trace from ``TracedEmbeddingCache`` is written into a generated module
-``TraceData`` as the definition ``Trace`` and checked by
+A batch of traces from ``TracedEmbeddingCache`` is written into a generated
+module ``TraceData`` as the definition ``Traces`` and checked by
 ``tla/trace/EmbeddingCacheTrace.tla``, which extends it and ``TracePolicy``:
 the module selecting the cache's eviction policy, generated from
 tla/trace/TracePolicy.tla (tla/README.md, "For the conformance checks"). TLC
-follows the single path the trace allows and reports a deadlock at the first
-step the spec cannot take. (This TLC build has no Json/IOUtils modules, so
-the trace travels as TLA+ text. It is a definition in an extended module, not
-a CONSTANT bound with ``<-``: TLC evaluates such a definition once, but
-re-evaluates a substituted constant at every reference, which made checking
-quadratic in the trace's length: 79 s for 1,200 steps, against 3 s now.)
+follows the single path each trace allows, side by side, without deadlock
+checking; its invariant ``TraceProgress`` prints how far each path got, so a
+trace is rejected at the first step the spec cannot take, and one JVM start
+serves the whole batch (a check of a short trace is mostly the JVM's start).
+(This TLC build has no Json/IOUtils modules, so the traces travel as TLA+
+text. They are a definition in an extended module, not a CONSTANT bound with
+``<-``: TLC evaluates such a definition once, but re-evaluates a substituted
+constant at every reference, which made checking quadratic in the trace's
+length: 79 s for 1,200 steps, against 3 s now.)
 
 Each step's ``post`` record carries the abstract state after the step:
 ``entries``, ``free``, ``held`` and one field per policy variable, named as
@@ -27,6 +30,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +38,7 @@ from typing import Any
 from embedding_cache.policies import EvictionPolicy, PolicySpec, make_policy
 
 from ..abstraction import AbstractState
+from ..tlc import patterns
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
 from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
@@ -54,7 +59,7 @@ class TraceVerdict:
     accepted: bool
     matched: int  # steps the spec accepted before the first it could not take
     first_rejected: TraceStep | None
-    seconds: float
+    seconds: float  # the TLC run's wall time: its batch's, shared by the batch's traces
     detail: str = ""
 
 
@@ -239,40 +244,54 @@ def _lease_bounds(trace: Sequence[TraceStep]) -> tuple[str, str]:
     return data, config
 
 
-def trace_module(
-    trace: Sequence[TraceStep],
+def _written(trace: Sequence[TraceStep], functions: frozenset[str]) -> str:
+    """One trace of a batch as TLA+ text (a lease trace: its clock moves as unit ticks)."""
+    if has_leases(trace):
+        steps = ",\n    ".join(_tla_lease_step(step, functions) for step in unit_ticks(trace))
+    else:
+        steps = ",\n    ".join(_tla_step(step, functions) for step in trace)
+    return f"<<\n    {steps}\n    >>"
+
+
+def traces_module(
+    traces: Sequence[Sequence[TraceStep]],
     num_blocks: int,
     eviction: PolicySpec = "fifo",
     constants: Sequence[str] = (),
 ) -> tuple[str, str]:
-    """The text of module ``TraceData`` defining ``Trace`` and ``TraceKeys``, and the config
-    that checks ``EmbeddingCacheTrace`` with it -- or, for a trace with lease steps
-    (``has_leases``), ``EmbeddingCacheLeaseTrace`` with ``TraceLeaseIds`` and the clock's
-    bounds too -- setting the policy's TLA+ ``constants`` (its plan's ``tla_constants``)
-    to the code policy's values. O(trace length * state size).
+    """The text of module ``TraceData`` defining ``Traces`` (the batch) and ``TraceKeys``
+    (every key of the batch), and the config that checks ``EmbeddingCacheTrace`` with it
+    -- or, for a batch of traces with lease steps (``has_leases``),
+    ``EmbeddingCacheLeaseTrace`` with ``TraceLeaseIds`` and the clock's bounds too --
+    setting the policy's TLA+ ``constants`` (its plan's ``tla_constants``) to the code
+    policy's values. A batch's bounds are the largest of its traces' (keys, pins, lease
+    ids, clock, lease length): each trace's own bounds never refuse its steps, and wider
+    ones do not either, since every step names its key, lease and time.
+    O(total trace length * state size).
 
     Raises:
-        ValueError: a lease trace whose clock readings are not whole numbers.
+        ValueError: a batch mixing traces with and without lease steps, or a lease trace
+            whose clock readings are not whole numbers.
     """
+    leases = {has_leases(trace) for trace in traces}
+    if len(leases) > 1:
+        raise ValueError("a batch of traces must be all with lease steps or all without")
+    lease = leases == {True}
     policy = make_policy(eviction, num_blocks)
     functions = function_variables(policy)
-    keys = sorted({step.key for step in trace if step.op != "tick"}) or ["none"]
-    max_pins = max([1] + [e.pins for step in trace for _, e in step.post.entries])
-    leases = has_leases(trace)
-    if leases:
-        trace = unit_ticks(trace)
-        steps = ",\n    ".join(_tla_lease_step(step, functions) for step in trace)
-    else:
-        steps = ",\n    ".join(_tla_step(step, functions) for step in trace)
+    steps = [step for trace in traces for step in trace]
+    keys = sorted({step.key for step in steps if step.op != "tick"}) or ["none"]
+    max_pins = max([1] + [e.pins for step in steps for _, e in step.post.entries])
+    written = ",\n".join(_written(trace, functions) for trace in traces) or "<<>>"
     data = f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
     values = policy_constants(policy, constants)
     extra = "".join(f"    {k} = {v}\n" for k, v in values.items())
-    if leases:
-        lease_data, lease_constants = _lease_bounds(trace)
+    if lease:
+        lease_data, lease_constants = _lease_bounds(unit_ticks(steps))
         data, extra = data + lease_data, extra + lease_constants
     module = (
         f"---- MODULE {TRACE_DATA} ----\nEXTENDS Integers, TLC\n{data}"
-        f"Trace == <<\n    {steps}\n    >>\n====\n"
+        f"Traces == <<\n{written}\n>>\n====\n"
     )
     config = (
         "CONSTANTS\n"
@@ -280,10 +299,119 @@ def trace_module(
         f"    MaxPins = {max_pins}\n"
         "    Keys <- TraceKeys\n"
         f"{extra}"
-        f"SPECIFICATION {'LeaseTraceSpec' if leases else 'TraceSpec'}\n"
+        f"SPECIFICATION {'LeaseTraceSpec' if lease else 'TraceSpec'}\n"
         "INVARIANT TraceProgress\n"
     )
     return module, config
+
+
+def trace_module(
+    trace: Sequence[TraceStep],
+    num_blocks: int,
+    eviction: PolicySpec = "fifo",
+    constants: Sequence[str] = (),
+) -> tuple[str, str]:
+    """``traces_module`` of the batch of one trace, ``trace``."""
+    return traces_module([trace], num_blocks, eviction, constants)
+
+
+def _reached(raw_output: str) -> dict[int, int]:
+    """The most steps each trace of a batch matched on any path (1-based trace index),
+    from the lines ``TraceProgress`` printed. O(output)."""
+    reached: dict[int, int] = {}
+    for match in patterns.TRACE_PROGRESS.finditer(raw_output):
+        index, matched = int(match.group("trace")), int(match.group("matched"))
+        reached[index] = max(reached.get(index, 0), matched)
+    return reached
+
+
+def _run_batch(
+    traces: Sequence[Sequence[TraceStep]],
+    num_blocks: int,
+    tla_dir: Path,
+    eviction: PolicySpec,
+    timeout: float,
+) -> list[TraceVerdict]:
+    """One TLC run over ``traces`` (all with lease steps or all without): a verdict each,
+    in order. O(TLC on one path per trace)."""
+    plan = plan_for(make_policy(eviction, num_blocks).name, tla_dir)
+    with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
+        work = Path(tmp)
+        # Every module of tla/'s subfolders, side by side in the run's directory (the
+        # launcher's search path: every folder under it), but the two placeholders
+        # this run generates.
+        for module in tla_dir.rglob("*.tla"):
+            if module.stem not in (TRACE_DATA, TRACE_POLICY):
+                shutil.copy(module, work / module.name)
+        module_text, config_text = traces_module(traces, num_blocks, eviction, plan.tla_constants)
+        (work / f"{TRACE_DATA}.tla").write_text(module_text)
+        template = trace_policy_template(tla_dir)
+        (work / f"{TRACE_POLICY}.tla").write_text(policy_module(template, plan))
+        root = LEASE_TRACE_SPEC if has_leases(traces[0]) else TRACE_SPEC
+        (work / f"{root}.cfg").write_text(config_text)
+        run = run_tlc(
+            f"{root}.tla",
+            f"{root}.cfg",
+            work,
+            workers=1,
+            check_deadlock=False,  # a rejected trace's path just ends; TraceProgress says where
+            timeout=timeout,
+            label="trace",
+            quick_start=True,  # a trace check takes seconds: the JVM's start is most of it
+        )
+    counted = [unit_ticks(t) if has_leases(t) else list(t) for t in traces]
+    if run.output.outcome is not Outcome.PASS or run.exit_code != 0:
+        why = "timed out" if run.timed_out else f"TLC failed ({run.output.outcome})"
+        tail = "\n".join(run.raw_output.strip().splitlines()[-15:])
+        return [
+            TraceVerdict(len(t), False, 0, None, run.seconds, f"{why}:\n{tail}") for t in counted
+        ]
+    reached = _reached(run.raw_output)
+    verdicts = []
+    for index, trace in enumerate(counted, start=1):
+        matched = reached.get(index, 0)
+        if matched == len(trace):
+            verdicts.append(TraceVerdict(len(trace), True, matched, None, run.seconds))
+        else:  # the path ended before the trace did: TLC's deadlock, had it been checking
+            verdicts.append(
+                TraceVerdict(len(trace), False, matched, trace[matched], run.seconds, "deadlock")
+            )
+    return verdicts
+
+
+def validate_traces(
+    traces: Sequence[tuple[Sequence[TraceStep], int]],
+    tla_dir: Path,
+    eviction: PolicySpec = "fifo",
+    timeout: float = 300.0,
+    workers: int = 1,
+) -> list[TraceVerdict]:
+    """Run TLC on each (trace, pool size) of ``traces``, all recorded with policy
+    ``eviction``; a verdict each, in order: accepted iff the spec with that policy can
+    take every step of it in order. The traces are checked in batches, one TLC run per
+    pool size and kind (with lease steps or without), ``workers`` runs at a time, each
+    within ``timeout`` seconds (each verdict carries its batch's seconds). A verdict
+    counts the steps of a lease trace with its clock moves as unit ticks
+    (``unit_ticks``). O(TLC on one path per trace, one JVM start per batch).
+
+    Raises:
+        PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
+    """
+    batches: dict[tuple[int, bool], list[int]] = {}
+    for index, (trace, num_blocks) in enumerate(traces):
+        batches.setdefault((num_blocks, has_leases(trace)), []).append(index)
+
+    def check(item: tuple[tuple[int, bool], list[int]]) -> list[TraceVerdict]:
+        (num_blocks, _), indices = item
+        batch = [traces[i][0] for i in indices]
+        return _run_batch(batch, num_blocks, tla_dir, eviction, timeout)
+
+    verdicts: dict[int, TraceVerdict] = {}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        checked = list(pool.map(check, batches.items()))
+    for indices, batch_verdicts in zip(batches.values(), checked, strict=True):
+        verdicts.update(zip(indices, batch_verdicts, strict=True))
+    return [verdicts[i] for i in range(len(traces))]
 
 
 def validate_trace(
@@ -293,51 +421,13 @@ def validate_trace(
     eviction: PolicySpec = "fifo",
     timeout: float = 300.0,
 ) -> TraceVerdict:
-    """Run TLC on ``trace`` recorded with policy ``eviction``; accepted iff the spec with
-    that policy can take every step in order. The verdict counts the steps of a lease
-    trace with its clock moves as unit ticks (``unit_ticks``). O(TLC on one path of the
-    trace's length).
+    """``validate_traces`` of one trace: accepted iff the spec with policy ``eviction``
+    can take every step in order. O(TLC on one path of the trace's length).
 
     Raises:
         PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
     """
-    plan = plan_for(make_policy(eviction, num_blocks).name, tla_dir)
-    if has_leases(trace):  # the steps TLC counts: a clock move of d is d ticks
-        trace = unit_ticks(trace)
-    with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
-        work = Path(tmp)
-        # Every module of tla/'s subfolders, side by side in the run's directory (the
-        # launcher's search path: every folder under it), but the two placeholders
-        # this run generates.
-        for module in tla_dir.rglob("*.tla"):
-            if module.stem not in (TRACE_DATA, TRACE_POLICY):
-                shutil.copy(module, work / module.name)
-        module_text, config_text = trace_module(trace, num_blocks, eviction, plan.tla_constants)
-        (work / f"{TRACE_DATA}.tla").write_text(module_text)
-        template = trace_policy_template(tla_dir)
-        (work / f"{TRACE_POLICY}.tla").write_text(policy_module(template, plan))
-        root = LEASE_TRACE_SPEC if has_leases(trace) else TRACE_SPEC
-        (work / f"{root}.cfg").write_text(config_text)
-        run = run_tlc(
-            f"{root}.tla",
-            f"{root}.cfg",
-            work,
-            workers=1,
-            timeout=timeout,
-            label="trace",
-            quick_start=True,  # a trace check takes seconds: the JVM's start is most of it
-        )
-    out = run.output
-    if out.outcome is Outcome.DEADLOCK:
-        last = out.trace[-1].state.get("i") if out.trace else None
-        matched = int(last) if last is not None and last.isdigit() else 0
-        rejected = trace[matched] if matched < len(trace) else None
-        return TraceVerdict(len(trace), False, matched, rejected, run.seconds, "deadlock")
-    if out.outcome is Outcome.PASS and run.exit_code == 0:
-        return TraceVerdict(len(trace), True, len(trace), None, run.seconds)
-    why = "timed out" if run.timed_out else f"TLC failed ({out.outcome})"
-    tail = "\n".join(run.raw_output.strip().splitlines()[-15:])
-    return TraceVerdict(len(trace), False, 0, None, run.seconds, f"{why}:\n{tail}")
+    return validate_traces([(trace, num_blocks)], tla_dir, eviction, timeout)[0]
 
 
 def validate_cache(
