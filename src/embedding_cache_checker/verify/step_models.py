@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,7 @@ from embedding_cache.policies import make_policy
 from ..tlc.config import read_config
 from ..tlc.jar import locate_jar, locate_java, tlc_version
 from ..tlc.manifest import Model, default_models, load_manifest
-from ..tlc.runner import run_model
+from ..tlc.runner import ModelResult, run_model
 from .config_override import overridden_tla_dir
 from .graph_dump import DumpedModel, dump_state_graph, model_files
 from .lease_replay import replay_any_graph
@@ -39,16 +40,29 @@ def tlc_models(models: Iterable[Model], policies: Iterable[str]) -> list[Model]:
 
 
 def run_tlc(job: Job) -> None:
-    """Check every model of ``tlc_models`` with TLC, one after another. O(the models)."""
+    """Check every model of ``tlc_models`` with TLC, ``workers`` models at a time, each
+    on one TLC worker, the longest budgets first; results are reported as they come
+    and kept in manifest order. Side by side beats one model on every worker: most
+    models take seconds, mostly the JVM's start, and TLC's search of a small model
+    does not keep two workers busy. O(the models)."""
     options, report = job.options, job.report
     java, jar = locate_java(), locate_jar()
     report.tlc_jar, report.tlc_version = str(jar), tlc_version(java, jar)
-    for model in tlc_models(load_manifest(options.tla_dir), options.policies):
+    models = tlc_models(load_manifest(options.tla_dir), options.policies)
+    for model in models:
         report.tlc_policy[model.name] = model.policy
-        result = run_model(model, options.tla_dir, java, jar, options.workers)
-        verdict = "ok" if result.ok else f"FAILED ({result.note})"
-        job.progress(f"tlc {model.name}: {result.result} in {result.seconds:.1f} s: {verdict}")
-        report.tlc.append(result)
+    longest_first = sorted(models, key=lambda m: -m.budget_seconds)
+    results: dict[str, ModelResult] = {}
+    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        running = [pool.submit(run_model, m, options.tla_dir, java, jar, 1) for m in longest_first]
+        for done in as_completed(running):
+            result = done.result()
+            results[result.model.name] = result
+            verdict = "ok" if result.ok else f"FAILED ({result.note})"
+            job.progress(
+                f"tlc {result.model.name}: {result.result} in {result.seconds:.1f} s: {verdict}"
+            )
+    report.tlc.extend(results[m.name] for m in models)
 
 
 # ---------------------------------------------------------------- conformance
@@ -97,32 +111,44 @@ def _dump(
 
 def run_conformance(job: Job, policy: str) -> None:
     """Replay each of ``policy``'s replay models (the bounded ones only with ``deep``) on
-    the code; keeps the planted bugs' model in ``job.dumped``. O(TLC + edges replayed)."""
+    the code; keeps the planted bugs' model in ``job.dumped``. Each next model is dumped
+    by TLC while the one before it is replayed (the replay runs on one core), one dump
+    ahead so that at most two graphs are held. O(TLC + edges replayed)."""
     options = job.options
     plan = options.plan(policy)
     kept = job.dumped.setdefault(policy, {})
-    for name, full in plan.replayed:
-        if not full and not options.deep:
-            continue
-        dump, depth = _dump(options, policy, name, full)
-        overridden = not full and options.profile.replay_depth is not None
-        start = time.monotonic()
-        result = replay_any_graph(
-            dump.graph,
-            dump.keys,
-            dump.num_blocks,
-            dump.max_pins,
-            policy=policy_factory(policy, dump.policy_params),
-        )
-        seconds = time.monotonic() - start
-        if name in (plan.planted, plan.planted_lease):  # kept for the planted step
-            kept[name] = dump
-        job.report.replays.append(
-            ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)
-        )
-        cut = "" if depth is None else f" (depth {depth}{', profile' if overridden else ''})"
-        job.progress(
-            f"replay [{policy}] {name}{cut}: {result.edges_replayed}/{result.edges_total} edges, "
-            f"{result.disabled_checked} refused calls, {len(result.mismatches)} mismatches "
-            f"(TLC {dump.tlc_seconds:.1f} s, replay {seconds:.1f} s)"
-        )
+    chosen = [(name, full) for name, full in plan.replayed if full or options.deep]
+    with ThreadPoolExecutor(max_workers=1) as dumper:
+        ahead = [dumper.submit(_dump, options, policy, *chosen[0])] if chosen else []
+        for index, (name, full) in enumerate(chosen):
+            dump, depth = ahead.pop().result()
+            if index + 1 < len(chosen):
+                ahead.append(dumper.submit(_dump, options, policy, *chosen[index + 1]))
+            _replay_one(job, policy, name, full, dump, depth)
+            if name in (plan.planted, plan.planted_lease):  # kept for the planted step
+                kept[name] = dump
+
+
+def _replay_one(
+    job: Job, policy: str, name: str, full: bool, dump: DumpedModel, depth: int | None
+) -> None:
+    """Replay one dumped graph on the code running ``policy``, and report it."""
+    overridden = not full and job.options.profile.replay_depth is not None
+    start = time.monotonic()
+    result = replay_any_graph(
+        dump.graph,
+        dump.keys,
+        dump.num_blocks,
+        dump.max_pins,
+        policy=policy_factory(policy, dump.policy_params),
+    )
+    seconds = time.monotonic() - start
+    job.report.replays.append(
+        ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)
+    )
+    cut = "" if depth is None else f" (depth {depth}{', profile' if overridden else ''})"
+    job.progress(
+        f"replay [{policy}] {name}{cut}: {result.edges_replayed}/{result.edges_total} edges, "
+        f"{result.disabled_checked} refused calls, {len(result.mismatches)} mismatches "
+        f"(TLC {dump.tlc_seconds:.1f} s, replay {seconds:.1f} s)"
+    )
