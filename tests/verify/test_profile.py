@@ -16,7 +16,7 @@ from hypothesis import settings
 from embedding_cache_checker.tlc.command import EXIT_SETUP
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify import command
-from embedding_cache_checker.verify.crosshair_budget import PER_CONDITION_SECONDS
+from embedding_cache_checker.verify.crosshair_budget import PER_CONDITION_SECONDS, paths_for
 from embedding_cache_checker.verify.lin.report import MUTANT_BUDGET
 from embedding_cache_checker.verify.main_job import (
     CI_STEPS,
@@ -37,8 +37,10 @@ def _args(*argv: str) -> argparse.Namespace:
 def test_ci_is_the_old_job_plus_linearizability() -> None:
     assert CI_STEPS == ("tlc", "conformance", "traces", "crosshair", "planted", "linearizability")
     assert CI.extra_steps == ()
-    # Every budget of the old job is left to the step's own default.
-    assert CI.replay_depth is None and CI.crosshair_timeout is None
+    # Every budget of the old job is left to the step's own default, but CrossHair's:
+    # the clean check runs at the tests' 15 paths per condition (the 15-minute budget).
+    assert CI.replay_depth is None and CI.crosshair_timeout is not None
+    assert paths_for(CI.crosshair_timeout) == 15 < paths_for(PER_CONDITION_SECONDS)
     assert CI.hypothesis_profile is None and CI.json_out is None
     assert CI.simulate_seconds == 0 and CI.distributed_workers == 0
     assert CI.lin_histories == 200 and CI.lin_mutant_budget == MUTANT_BUDGET

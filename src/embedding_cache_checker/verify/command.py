@@ -23,11 +23,10 @@ from ..tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP  # one meaning for ev
 from ..tlc.jar import TlcSetupError
 from ..tlc.manifest import ManifestError, find_tla_dir
 from .compare import Comparison, compare
-from .crosshair_budget import PER_CONDITION_SECONDS
 from .lin import format_report
 from .main_job import CI_STEPS, LINKS, STEPS, VerifyOptions, VerifyReport, run_verify
 from .plans import load_plans
-from .profile import NIGHTLY, PROFILES, Profile, get_profile
+from .profile import CI, NIGHTLY, PROFILES, Profile, get_profile
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -101,7 +100,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help=(
             f"CrossHair's budget per condition, in idle CPU seconds: it is run as a "
             f"fixed number of paths (30 per second), so the verdict does not depend on "
-            f"the machine's load (default: the profile's; ci {PER_CONDITION_SECONDS:g}, "
+            f"the machine's load (default: the profile's; ci {CI.crosshair_timeout:g}, "
             f"nightly {NIGHTLY.crosshair_timeout:g})"
         ),
     )
