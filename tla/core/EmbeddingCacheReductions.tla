@@ -11,8 +11,11 @@
 (***************************************************************************)
 EXTENDS EmbeddingCache, TLC
 
-\* Keys are interchangeable (for SYMMETRY; never with liveness).
-KeySymmetry == Permutations(Keys)
+\* (No SYMMETRY set here: TLC evaluates every constant definition without
+\* arguments at start-up, in every module extending this one, so
+\* Permutations(Keys) cost each trace check of 10 keys 10! functions, over
+\* 10 s of CPU per instance of the glue.  A root that uses SYMMETRY defines
+\* it: MCContiguityS3Fifo.)
 
 \* The state without lastOp: no action reads lastOp, so two states that
 \* differ only in lastOp have the same successors (up to lastOp').

@@ -8,4 +8,9 @@
 EXTENDS EmbeddingCacheS3Fifo, EmbeddingCacheContiguityParams, TLC
 
 INSTANCE EmbeddingCacheContiguity
+
+\* Keys are interchangeable (for SYMMETRY; never with liveness).  Defined in
+\* the root that uses it, not in the shared modules (EmbeddingCacheReductions
+\* says why).
+KeySymmetry == Permutations(Keys)
 =============================================================================
