@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from embedding_cache import CacheEntry, EmbeddingCache
+from embedding_cache.admission import AdmissionSpec
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.policies import PolicySpec
 from embedding_cache.verification import (
@@ -69,6 +70,9 @@ class TraceStep(NamedTuple):
     #: False for an expire step the code shows no state after (all but the last of one
     #: call's): its post and leases are the call's end state, not the step's.
     seen: bool = True
+    #: The admission filter's door after the step, oldest first (TLA+ ``door``; empty
+    #: without a filter).
+    door: tuple[str, ...] = ()
 
 
 #: The steps only a cache with leases records.
@@ -108,11 +112,14 @@ class TracedEmbeddingCache(EmbeddingCache):
         clock: Callable[[], float] = time.monotonic,
         *,
         operations: Mapping[str, Callable[..., Any]] | None = None,
+        admission: AdmissionSpec = None,
+        contiguity: int = 0,
     ) -> None:
-        """``eviction``, ``allocator`` and ``clock`` as for ``EmbeddingCache``;
-        ``operations`` replaces the transitions by name (for planted-bug checks only).
-        Trace validation of leases needs a clock that reads whole numbers (a fake one)."""
-        super().__init__(num_blocks, eviction, allocator, clock)
+        """``eviction``, ``allocator``, ``clock``, ``admission`` and ``contiguity`` as for
+        ``EmbeddingCache``; ``operations`` replaces the transitions by name (for
+        planted-bug checks only). Trace validation of leases needs a clock that reads
+        whole numbers (a fake one)."""
+        super().__init__(num_blocks, eviction, allocator, clock, admission, contiguity)
         self._eviction = eviction
         #: The steps so far, in the order they took effect.
         self.trace: list[TraceStep] = []
@@ -215,7 +222,9 @@ class TracedEmbeddingCache(EmbeddingCache):
     ) -> None:
         name = threading.current_thread().name
         view = lease_view(s, self._now, self._origin)
-        step = TraceStep(op, key, n_blocks, result, ids, abstract_state(s), name, lease, view, seen)
+        door = () if s.admission is None else s.admission.abstract()
+        post = abstract_state(s)
+        step = TraceStep(op, key, n_blocks, result, ids, post, name, lease, view, seen, door)
         self.trace.append(step)
 
     @property

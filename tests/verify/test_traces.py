@@ -12,6 +12,7 @@ and traces tampered with by hand.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 from test_stateful import CacheMachine  # tests/ is on sys.path (pytest rootdir conftest)
 
+from embedding_cache import Doorkeeper, EmbeddingCache
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import EVICTION_POLICIES, PolicySpec
 from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
@@ -32,15 +34,22 @@ from embedding_cache_checker.tracing import TracedEmbeddingCache, TraceStep
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
 from embedding_cache_checker.verify.replay import policy_factory, policy_variables, spec_abstract
-from embedding_cache_checker.verify.step_planted import planted_eviction
-from embedding_cache_checker.verify.step_traces import trace_eviction
+from embedding_cache_checker.verify.step_planted import (
+    planted_eviction,
+    planted_recordings,
+    validate_planted,
+)
+from embedding_cache_checker.verify.step_traces import RULE_TRACES, trace_eviction
 from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue, parse_value
 from embedding_cache_checker.verify.traces import (
+    SEED_RULE,
+    TraceRule,
     TraceVerdict,
     policy_module,
     tla_string,
     trace_module,
     trace_policy_template,
+    trace_rule,
     traces_module,
     validate_cache,
     validate_trace,
@@ -467,11 +476,11 @@ def test_a_batch_gives_each_trace_its_own_verdict(
     leases = lease_trace(1, steps=120).trace  # with lease steps: a third
     assert other.num_blocks != 4 and any(s.op == "lease" for s in leases)
     batch = [
-        (accepted_trace, 4),
-        (tampered[0], 4),
-        (other.trace, other.num_blocks),
-        (tampered[1], 4),
-        (leases, 6),
+        (accepted_trace, 4, SEED_RULE),
+        (tampered[0], 4, SEED_RULE),
+        (other.trace, other.num_blocks, SEED_RULE),
+        (tampered[1], 4, SEED_RULE),
+        (leases, 6, SEED_RULE),
     ]
     verdicts = validate_traces(batch, tla_dir, workers=2)
     assert len(verdicts) == len(batch)
@@ -495,3 +504,61 @@ def test_wrong_success_result_is_rejected(tla_dir: Path, accepted_trace: list[Tr
     i = _first(trace, "mark_ready", "ok")
     trace[i] = trace[i]._replace(result="entry")  # mark_ready returns None, never an entry
     _rejected_at(validate_trace(trace, 4, tla_dir), trace, i)
+
+
+# ---------------------------------------------------------------- the alloc rules
+
+
+def _door_grew(trace: Sequence[TraceStep]) -> bool:
+    """Some step put a key at the door: the doorkeeper declined an alloc."""
+    return any(len(b.door) > len(a.door) for a, b in itertools.pairwise(trace))
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+@pytest.mark.parametrize("rule", list(RULE_TRACES))
+def test_each_alloc_rule_trace_is_accepted_and_the_rule_is_what_is_checked(
+    tla_dir: Path, policy: str, rule: str
+) -> None:
+    """A trace recorded under the doorkeeper or contiguity is accepted by the trace spec
+    under that rule, after the rule has acted (a decline; evictions other than the seed
+    rule's); checked under the seed's rule, the same trace is rejected."""
+    eviction = trace_eviction(PLANS[policy])
+    keywords = RULE_TRACES[rule]
+    cache = random_trace(1, steps=400, eviction=eviction, **keywords)
+    if rule == "admission":
+        assert _door_grew(cache.trace)
+        assert trace_rule(cache) == TraceRule(0, Doorkeeper(cache.num_blocks).capacity)
+    else:  # the same stream without contiguity goes otherwise: extra victims were evicted
+        unruled = {**keywords, "contiguity": 0}
+        assert cache.trace != random_trace(1, steps=400, eviction=eviction, **unruled).trace
+        assert trace_rule(cache) == TraceRule(2)
+    _accepted(validate_cache(cache, tla_dir), cache.trace)
+    seed_rule = validate_trace(cache.trace, cache.num_blocks, tla_dir, eviction)
+    assert not seed_rule.accepted and seed_rule.detail == "deadlock"
+
+
+def test_a_rule_the_trace_spec_lacks_is_refused() -> None:
+    both = EmbeddingCache(4, allocator="extents", admission="doorkeeper", contiguity=1)
+    with pytest.raises(ValueError, match="doorkeeper with contiguity"):
+        trace_rule(both)
+    leases = lease_trace(1, steps=60).trace
+    with pytest.raises(ValueError, match="seed's alloc rule only"):
+        traces_module([leases], 6, rule=TraceRule(1))
+
+
+@pytest.mark.tlc
+def test_trace_validation_catches_each_planted_rule_bug(tla_dir: Path) -> None:
+    """Every planted bug of admission and contiguity, under every policy it is a bug
+    under, is caught by trace validation (the catalogue says it must be), in one call."""
+    cases = [
+        (bug, PLANS[policy], planted_recordings(bug, PLANS[policy]))
+        for policy in EVICTION_POLICIES
+        for bug in for_policy(policy, "traces")
+        if bug.admission or bug.contiguity
+    ]
+    assert len(cases) >= 4 * 6  # 3 admission and 3 shared contiguity bugs per policy
+    verdicts = validate_planted(cases, tla_dir, workers=2)
+    pairs = zip(cases, verdicts, strict=True)
+    missed = [(b.name, p.policy, note) for (b, p, _), (hit, note) in pairs if not hit]
+    assert not missed, missed

@@ -26,7 +26,8 @@ EXTENDS EmbeddingCacheTrace, EmbeddingCacheLeaseParams
 
 L == INSTANCE EmbeddingCacheLeases WITH Level <- "blocks"
 
-leaseTraceVars == <<entries, free, evictable, lastOp, policy, now, lease, plain, settled, i, tr>>
+leaseTraceVars ==
+    <<entries, free, evictable, lastOp, policy, door, now, lease, plain, settled, i, tr>>
 
 \* Does the spec's successor match the leases the code recorded?
 LeasePostMatches(p) ==
@@ -87,6 +88,7 @@ LeaseStepMatches(t) ==
 
 LeaseTraceInit ==
     /\ L!LeaseInit
+    /\ door = <<>>   \* no admission filter with leases (Filtered is FALSE)
     /\ tr \in DOMAIN Traces
     /\ i = 0
 
@@ -95,6 +97,7 @@ LeaseTraceNext ==
        /\ LET t == Trace[i + 1]
           IN  /\ LeaseStepMatches(t)
               /\ t.known => PostMatches(t.post) /\ LeasePostMatches(t.lpost)
+       /\ UNCHANGED door
        /\ i' = i + 1
        /\ UNCHANGED tr
     \/ /\ i = Len(Trace)

@@ -42,8 +42,12 @@ Trace == Traces[tr]
 \* (traceStateVars, not fullVars: TracePolicy.tla says why.)
 traceVars == <<traceStateVars, i, tr>>
 
+\* No spec has the doorkeeper and contiguity together yet: a trace has one rule.
+ASSUME RuleAssumption == ~(Filtered /\ Contiguity > 0)
+
 \* Does the spec's successor state match the abstract state the code recorded?
 PostMatches(p) ==
+    /\ door' = p.door
     /\ DOMAIN entries' = DOMAIN p.entries
     /\ \A k \in DOMAIN entries' :
            /\ entries'[k].pins = p.entries[k].pins
@@ -69,22 +73,39 @@ ExpectedError(t) ==
                [] t.op = "discard"    /\ p # NotReady -> "DiscardHeldError"
                [] OTHER                               -> "none"
 
+\* alloc(k, n) that took blocks, under the trace's rule: the doorkeeper let
+\* it through (spec/SPEC.md section 13), or the contiguity loop evicted
+\* (section 14; with Contiguity = 0, the glue's alloc).
+AllocTaken(k, n) ==
+    IF Filtered THEN Adm!AdmitAlloc(k, n)
+    ELSE IF Contiguity = 0 THEN CacheAlloc(k, n) /\ UNCHANGED door
+    ELSE Contig!ContiguousCacheAlloc(k, n) /\ UNCHANGED door
+
+\* alloc(k, n) that returned None: the doorkeeper declined it, or it is short
+\* (the core's fail-fast).  IF: the two are disjoint (a decline would evict).
+AllocNone(k, n) ==
+    IF Filtered /\ Adm!Declines(k, n) THEN Adm!DeclineAlloc(k, n)
+    ELSE CacheAllocFail(k, n) /\ UNCHANGED door
+
 \* One recorded step as a spec step.
 StepMatches(t) ==
     CASE t.result \in {"ok", "entry", "not-ready-entry", "none"} ->
             CASE t.op = "alloc" /\ t.result = "not-ready-entry" ->   \* starts not-ready
-                     /\ CacheAlloc(t.key, t.n)
+                     /\ AllocTaken(t.key, t.n)
                      /\ entries'[t.key].blocks = t.blocks   \* the blocks the code took
-              [] t.op = "alloc" /\ t.result = "none" -> CacheAllocFail(t.key, t.n)
-              [] t.op = "mark_ready" /\ t.result = "ok" -> CacheMarkReady(t.key)
-              [] t.op = "pin" /\ t.result = "ok"        -> CachePin(t.key)
+              [] t.op = "alloc" /\ t.result = "none" -> AllocNone(t.key, t.n)
+              [] t.op = "mark_ready" /\ t.result = "ok" ->
+                     CacheMarkReady(t.key) /\ UNCHANGED door
+              [] t.op = "pin" /\ t.result = "ok"        -> CachePin(t.key) /\ UNCHANGED door
               [] t.op = "pin_if_ready" ->
                      /\ CachePinIfReady(t.key)
+                     /\ UNCHANGED door
                      /\ t.result = IF t.key \notin Live THEN "none"
                                    ELSE IF entries[t.key].pins < 0
                                         THEN "not-ready-entry" ELSE "entry"
-              [] t.op = "unpin" /\ t.result = "ok"      -> CacheUnpin(t.key)
-              [] t.op = "discard" /\ t.result = "ok"    -> CacheDiscard(t.key)
+              [] t.op = "unpin" /\ t.result = "ok"      -> CacheUnpin(t.key) /\ UNCHANGED door
+              [] t.op = "discard" /\ t.result = "ok"    ->
+                     CacheDiscard(t.key) /\ UNCHANGED door
               [] OTHER                 -> FALSE
       [] OTHER ->   \* the call raised t.result: the spec forbids it, nothing changes
             /\ t.result = ExpectedError(t)
@@ -93,6 +114,7 @@ StepMatches(t) ==
 
 TraceInit ==
     /\ CacheInit
+    /\ door = <<>>
     /\ tr \in DOMAIN Traces
     /\ i = 0
 

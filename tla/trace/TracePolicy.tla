@@ -13,12 +13,28 @@
 (* Every policy has the one variable policy (a record of its variables),   *)
 (* so only the module and the constants differ.  Traces are block level,   *)
 (* so Level is fixed here and the trace config need not set it.            *)
+(*                                                                         *)
+(* The alloc rule a trace is checked against (spec/SPEC.md sections 13 and *)
+(* 14) is the same for every policy: the contiguity loop (Contig, with     *)
+(* Contiguity = 0 the glue's alloc exactly) or the doorkeeper (Adm, when   *)
+(* Filtered; its door is the variable door, <<>> without a filter), over   *)
+(* the policy's hooks, bound by name.  Its constants are set by the trace  *)
+(* config, and these lines are the same in every generated TracePolicy.    *)
 (***************************************************************************)
 CONSTANTS Keys, N, MaxPins
 VARIABLES entries, free, evictable, lastOp, policy
 INSTANCE EmbeddingCacheFifo WITH Level <- "blocks"
 
+CONSTANTS
+    Contiguity,     \* the cache's contiguity (k); 0: evict only as needed
+    Filtered,       \* TRUE iff the cache has the doorkeeper
+    DoorCapacity    \* the doorkeeper's capacity (1 when not Filtered)
+VARIABLE
+    door            \* the doorkeeper's door (<<>> when not Filtered)
+Contig == INSTANCE EmbeddingCacheContiguity WITH Level <- "blocks"
+Adm == INSTANCE EmbeddingCacheAdmission WITH Level <- "blocks"
+
 \* All variables, written here (this TLC cannot evaluate UNCHANGED of a
 \* tuple defined inside the instantiated module).
-traceStateVars == <<entries, free, evictable, lastOp, policy>>
+traceStateVars == <<entries, free, evictable, lastOp, policy, door>>
 =============================================================================

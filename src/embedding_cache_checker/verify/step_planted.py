@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import PolicySpec
@@ -33,7 +33,7 @@ from .plans import PolicyPlan
 from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
 from .replay import code_params, policy_factory
-from .traces import TraceVerdict, validate_traces
+from .traces import TraceRule, TraceVerdict, trace_rule, validate_traces
 from .workloads import ManualClock, drive_leases, random_trace
 
 if TYPE_CHECKING:
@@ -54,8 +54,9 @@ PLANTED_LIMITS = Limits(seconds=900.0, megabytes=2048)
 
 #: The results of one run of the step, by (policy, bug name).
 Results = dict[tuple[str, str], PlantedResult]
-#: One recorded trace: (label, its steps, the pool size it was recorded on).
-Recording = tuple[str, list[TraceStep], int]
+#: One recorded trace: (label, its steps, the pool size and the alloc rule it was
+#: recorded on).
+Recording = tuple[str, list[TraceStep], int, TraceRule]
 
 
 def planted_eviction(bug: PlantedBug, plan: PolicyPlan) -> PolicySpec:
@@ -99,9 +100,25 @@ def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[boo
     return False, f"{dump.name}: every edge matched"
 
 
+def _rule(bug: PlantedBug) -> dict[str, Any]:
+    """The cache keywords of ``bug``'s alloc rule: its allocator, filter and contiguity."""
+    return {
+        "allocator": bug.allocator,
+        "admission": bug.admission_spec(),
+        "contiguity": bug.contiguity,
+    }
+
+
 def _witness_trace(bug: PlantedBug, eviction: PolicySpec) -> TracedEmbeddingCache:
     """The bug's witness calls, recorded with the bug in place from the first call."""
-    cache = TracedEmbeddingCache(bug.witness_blocks, eviction, operations=bug.operations())
+    rule = _rule(bug)
+    cache = TracedEmbeddingCache(
+        bug.witness_blocks,
+        eviction,
+        rule.pop("allocator"),
+        operations=bug.operations(),
+        **rule,
+    )
     for step in bug.witness:
         op, key, *n = step
         with contextlib.suppress(CacheError):  # recorded: a refusal the spec must allow
@@ -126,17 +143,27 @@ def planted_recordings(bug: PlantedBug, plan: PolicyPlan) -> list[Recording]:
     recorded += [
         (
             f"seed {seed}",
-            random_trace(seed, steps=PLANTED_TRACE_STEPS, operations=ops, eviction=eviction),
+            random_trace(
+                seed, steps=PLANTED_TRACE_STEPS, operations=ops, eviction=eviction, **_rule(bug)
+            ),
         )
         for seed in PLANTED_TRACE_SEEDS
     ]
+    if bug.admission or bug.contiguity:  # the lease trace spec has the seed's rule only
+        return _recordings(recorded)
     for seed in PLANTED_TRACE_SEEDS:
         clock = ManualClock()
         cache = TracedEmbeddingCache(6, eviction, operations=ops, clock=clock)
         with contextlib.suppress(Exception):  # the bug's own crash: judge the trace so far
             drive_leases(cache, clock, seed, PLANTED_TRACE_STEPS)
         recorded.append((f"leases seed {seed}", cache))
-    return [(label, list(cache.trace), cache.num_blocks) for label, cache in recorded]
+    return _recordings(recorded)
+
+
+def _recordings(recorded: list[tuple[str, TracedEmbeddingCache]]) -> list[Recording]:
+    return [
+        (label, list(cache.trace), cache.num_blocks, trace_rule(cache)) for label, cache in recorded
+    ]
 
 
 #: One planted bug's traces to validate: the bug, its policy's plan, its recordings.

@@ -35,7 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from embedding_cache import Doorkeeper, EmbeddingCache
 from embedding_cache.policies import EvictionPolicy, PolicySpec, make_policy
+from embedding_cache.verification import state_of
 
 from ..abstraction import AbstractState
 from ..tlc import patterns
@@ -61,6 +63,46 @@ class TraceVerdict:
     first_rejected: TraceStep | None
     seconds: float  # the TLC run's wall time: its batch's, shared by the batch's traces
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class TraceRule:
+    """The alloc rule a trace was recorded under (spec/SPEC.md sections 13 and 14), as
+    the trace spec's constants: ``Contiguity``, ``Filtered`` and ``DoorCapacity``
+    (tla/trace/TracePolicy.tla)."""
+
+    contiguity: int = 0  # the cache's k; 0: evict only as needed
+    door_capacity: int | None = None  # the doorkeeper's capacity; None: no filter
+
+    def constants(self) -> dict[str, str]:
+        """The trace config's lines for the rule, by constant. O(1)."""
+        return {
+            "Contiguity": str(self.contiguity),
+            "Filtered": "FALSE" if self.door_capacity is None else "TRUE",
+            "DoorCapacity": str(self.door_capacity or 1),  # ASSUMEd >= 1
+        }
+
+
+#: The seed's rule: no filter, no contiguity.
+SEED_RULE = TraceRule()
+
+
+def trace_rule(cache: EmbeddingCache) -> TraceRule:
+    """The rule ``cache`` runs under, as trace validation checks it. O(1).
+
+    Raises:
+        ValueError: a filter other than the doorkeeper (the trace spec knows its rule
+            only), or the doorkeeper and contiguity at once (no spec has both yet).
+    """
+    s = state_of(cache)
+    door = s.admission
+    if door is None:
+        return TraceRule(s.contiguity)
+    if not isinstance(door, Doorkeeper):
+        raise ValueError(f"trace validation knows the doorkeeper's rule only, not {door.name!r}")
+    if s.contiguity:
+        raise ValueError("trace validation has no spec of the doorkeeper with contiguity")
+    return TraceRule(0, door.capacity)
 
 
 def tla_string(text: str) -> str:
@@ -107,7 +149,7 @@ def function_variables(policy: EvictionPolicy) -> frozenset[str]:
     return frozenset(name for name, v in variables.items() if isinstance(v, Mapping))
 
 
-def _tla_post(post: AbstractState, functions: frozenset[str]) -> str:
+def _tla_post(post: AbstractState, functions: frozenset[str], door: tuple[str, ...]) -> str:
     if post.entries:
         entries = " @@ ".join(
             f"{tla_string(k)} :> [pins |-> {e.pins}, blocks |-> {e.blocks}]"
@@ -119,13 +161,17 @@ def _tla_post(post: AbstractState, functions: frozenset[str]) -> str:
     fields = [f"entries |-> {entries}"]
     for name, value in post.policy:
         fields.append(f"{name} |-> {tla_value(value, name in functions)}")
-    fields += [f"free |-> {post.free}", f"held |-> {tla_value(post.held)}"]
+    fields += [
+        f"free |-> {post.free}",
+        f"held |-> {tla_value(post.held)}",
+        f"door |-> {tla_value(door)}",
+    ]
     return f"[{', '.join(fields)}]"
 
 
 def _tla_step(step: TraceStep, functions: frozenset[str]) -> str:
     blocks = ", ".join(str(b) for b in step.block_ids or ())
-    post = _tla_post(step.post, functions)
+    post = _tla_post(step.post, functions, step.door)
     return (
         f"[op |-> {tla_string(step.op)}, key |-> {tla_string(step.key)}, "
         f"n |-> {step.n_blocks or 0}, result |-> {tla_string(step.result)}, "
@@ -225,7 +271,8 @@ def _tla_lease_step(step: TraceStep, functions: frozenset[str]) -> str:
     blocks = ", ".join(str(b) for b in step.block_ids or ())
     return (
         f"[{head}, blocks |-> {{{blocks}}}, known |-> TRUE, "
-        f"post |-> {_tla_post(step.post, functions)}, lpost |-> {_tla_leases(step.leases)}]"
+        f"post |-> {_tla_post(step.post, functions, step.door)}, "
+        f"lpost |-> {_tla_leases(step.leases)}]"
     )
 
 
@@ -258,25 +305,30 @@ def traces_module(
     num_blocks: int,
     eviction: PolicySpec = "fifo",
     constants: Sequence[str] = (),
+    rule: TraceRule = SEED_RULE,
 ) -> tuple[str, str]:
     """The text of module ``TraceData`` defining ``Traces`` (the batch) and ``TraceKeys``
     (every key of the batch), and the config that checks ``EmbeddingCacheTrace`` with it
     -- or, for a batch of traces with lease steps (``has_leases``),
     ``EmbeddingCacheLeaseTrace`` with ``TraceLeaseIds`` and the clock's bounds too --
     setting the policy's TLA+ ``constants`` (its plan's ``tla_constants``) to the code
-    policy's values. A batch's bounds are the largest of its traces' (keys, pins, lease
-    ids, clock, lease length): each trace's own bounds never refuse its steps, and wider
-    ones do not either, since every step names its key, lease and time.
+    policy's values, and the alloc ``rule``'s (``TraceRule.constants``). A batch's
+    bounds are the largest of its traces' (keys, pins, lease ids, clock, lease length):
+    each trace's own bounds never refuse its steps, and wider ones do not either, since
+    every step names its key, lease and time.
     O(total trace length * state size).
 
     Raises:
-        ValueError: a batch mixing traces with and without lease steps, or a lease trace
-            whose clock readings are not whole numbers.
+        ValueError: a batch mixing traces with and without lease steps, a lease trace
+            whose clock readings are not whole numbers, or lease traces under a rule
+            other than the seed's (the lease trace spec has none yet).
     """
     leases = {has_leases(trace) for trace in traces}
     if len(leases) > 1:
         raise ValueError("a batch of traces must be all with lease steps or all without")
     lease = leases == {True}
+    if lease and rule != SEED_RULE:
+        raise ValueError(f"the lease trace spec checks the seed's alloc rule only, not {rule}")
     policy = make_policy(eviction, num_blocks)
     functions = function_variables(policy)
     steps = [step for trace in traces for step in trace]
@@ -285,7 +337,7 @@ def traces_module(
     written = ",\n".join(_written(trace, functions) for trace in traces) or "<<>>"
     data = f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
     values = policy_constants(policy, constants)
-    extra = "".join(f"    {k} = {v}\n" for k, v in values.items())
+    extra = "".join(f"    {k} = {v}\n" for k, v in {**values, **rule.constants()}.items())
     if lease:
         lease_data, lease_constants = _lease_bounds(unit_ticks(steps))
         data, extra = data + lease_data, extra + lease_constants
@@ -310,9 +362,10 @@ def trace_module(
     num_blocks: int,
     eviction: PolicySpec = "fifo",
     constants: Sequence[str] = (),
+    rule: TraceRule = SEED_RULE,
 ) -> tuple[str, str]:
     """``traces_module`` of the batch of one trace, ``trace``."""
-    return traces_module([trace], num_blocks, eviction, constants)
+    return traces_module([trace], num_blocks, eviction, constants, rule)
 
 
 def _reached(raw_output: str) -> dict[int, int]:
@@ -330,6 +383,7 @@ def _run_batch(
     num_blocks: int,
     tla_dir: Path,
     eviction: PolicySpec,
+    rule: TraceRule,
     timeout: float,
 ) -> list[TraceVerdict]:
     """One TLC run over ``traces`` (all with lease steps or all without): a verdict each,
@@ -343,7 +397,9 @@ def _run_batch(
         for module in tla_dir.rglob("*.tla"):
             if module.stem not in (TRACE_DATA, TRACE_POLICY):
                 shutil.copy(module, work / module.name)
-        module_text, config_text = traces_module(traces, num_blocks, eviction, plan.tla_constants)
+        module_text, config_text = traces_module(
+            traces, num_blocks, eviction, plan.tla_constants, rule
+        )
         (work / f"{TRACE_DATA}.tla").write_text(module_text)
         template = trace_policy_template(tla_dir)
         (work / f"{TRACE_POLICY}.tla").write_text(policy_module(template, plan))
@@ -379,32 +435,36 @@ def _run_batch(
     return verdicts
 
 
+#: One trace to validate: its steps, the pool size and the alloc rule it was recorded on.
+Recorded = tuple[Sequence[TraceStep], int, TraceRule]
+
+
 def validate_traces(
-    traces: Sequence[tuple[Sequence[TraceStep], int]],
+    traces: Sequence[Recorded],
     tla_dir: Path,
     eviction: PolicySpec = "fifo",
     timeout: float = 300.0,
     workers: int = 1,
 ) -> list[TraceVerdict]:
-    """Run TLC on each (trace, pool size) of ``traces``, all recorded with policy
-    ``eviction``; a verdict each, in order: accepted iff the spec with that policy can
-    take every step of it in order. The traces are checked in batches, one TLC run per
-    pool size and kind (with lease steps or without), ``workers`` runs at a time, each
-    within ``timeout`` seconds (each verdict carries its batch's seconds). A verdict
-    counts the steps of a lease trace with its clock moves as unit ticks
+    """Run TLC on each (trace, pool size, rule) of ``traces``, all recorded with policy
+    ``eviction``; a verdict each, in order: accepted iff the spec with that policy and
+    rule can take every step of it in order. The traces are checked in batches, one TLC
+    run per pool size, rule and kind (with lease steps or without), ``workers`` runs at
+    a time, each within ``timeout`` seconds (each verdict carries its batch's seconds).
+    A verdict counts the steps of a lease trace with its clock moves as unit ticks
     (``unit_ticks``). O(TLC on one path per trace, one JVM start per batch).
 
     Raises:
         PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
     """
-    batches: dict[tuple[int, bool], list[int]] = {}
-    for index, (trace, num_blocks) in enumerate(traces):
-        batches.setdefault((num_blocks, has_leases(trace)), []).append(index)
+    batches: dict[tuple[int, TraceRule, bool], list[int]] = {}
+    for index, (trace, num_blocks, rule) in enumerate(traces):
+        batches.setdefault((num_blocks, rule, has_leases(trace)), []).append(index)
 
-    def check(item: tuple[tuple[int, bool], list[int]]) -> list[TraceVerdict]:
-        (num_blocks, _), indices = item
+    def check(item: tuple[tuple[int, TraceRule, bool], list[int]]) -> list[TraceVerdict]:
+        (num_blocks, rule, _), indices = item
         batch = [traces[i][0] for i in indices]
-        return _run_batch(batch, num_blocks, tla_dir, eviction, timeout)
+        return _run_batch(batch, num_blocks, tla_dir, eviction, rule, timeout)
 
     verdicts: dict[int, TraceVerdict] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -420,18 +480,22 @@ def validate_trace(
     tla_dir: Path,
     eviction: PolicySpec = "fifo",
     timeout: float = 300.0,
+    rule: TraceRule = SEED_RULE,
 ) -> TraceVerdict:
     """``validate_traces`` of one trace: accepted iff the spec with policy ``eviction``
-    can take every step in order. O(TLC on one path of the trace's length).
+    and ``rule`` can take every step in order. O(TLC on one path of the trace's length).
 
     Raises:
         PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
     """
-    return validate_traces([(trace, num_blocks)], tla_dir, eviction, timeout)[0]
+    return validate_traces([(trace, num_blocks, rule)], tla_dir, eviction, timeout)[0]
 
 
 def validate_cache(
     cache: TracedEmbeddingCache, tla_dir: Path, timeout: float = 300.0
 ) -> TraceVerdict:
-    """``validate_trace`` of a traced cache's whole trace, with its own policy."""
-    return validate_trace(cache.trace, cache.num_blocks, tla_dir, cache.eviction_spec, timeout)
+    """``validate_trace`` of a traced cache's whole trace, with its own policy and rule
+    (``trace_rule``)."""
+    return validate_trace(
+        cache.trace, cache.num_blocks, tla_dir, cache.eviction_spec, timeout, trace_rule(cache)
+    )

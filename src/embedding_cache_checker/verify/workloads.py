@@ -14,7 +14,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from embedding_cache.admission import AdmissionSpec
 from embedding_cache.errors import CacheError
+from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.leases import Lease
 from embedding_cache.policies import PolicySpec
 
@@ -38,8 +40,13 @@ def random_trace(
     eviction: PolicySpec = "fifo",
     keys: int = 10,
     misuse: float = 0.3,
+    *,
+    allocator: str = DEFAULT_ALLOCATOR,
+    admission: AdmissionSpec = None,
+    contiguity: int = 0,
 ) -> TracedEmbeddingCache:
-    """A sequential stream of every operation, legal or not, on a few keys.
+    """A sequential stream of every operation, legal or not, on a few keys, on a cache
+    built with ``allocator``, ``admission`` and ``contiguity`` (as ``EmbeddingCache``).
 
     Most calls follow each key's lifecycle as the cache shows it (``get``, a
     query, not recorded): an absent key is allocated, a not-ready one marked
@@ -53,7 +60,14 @@ def random_trace(
     re-running a trace's calls, not by seed). O(steps).
     """
     rng = random.Random(seed)
-    cache = TracedEmbeddingCache(num_blocks, eviction, operations=operations)
+    cache = TracedEmbeddingCache(
+        num_blocks,
+        eviction,
+        allocator,
+        operations=operations,
+        admission=admission,
+        contiguity=contiguity,
+    )
     names = [f"k{i}" for i in range(keys)]
     while len(cache.trace) < steps:
         _lifecycle_call(cache, rng, rng.choice(names), misuse)

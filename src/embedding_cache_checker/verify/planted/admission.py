@@ -7,10 +7,13 @@ doorkeeper's rule, which it inherits. The same mistakes as the TLA+ bug
 models of tla/admission/ (linked by ``tla_model``). Shared bugs: the filter
 talks to the policy through nothing, so each is a bug under every policy.
 
-The contracts catch all three (the checked builds; ``run_witness``). The
-other layers do not drive admission yet (``WHY_BLIND``): the stateful
-machine's reference models, the state-graph replay and trace validation
-know no ``AllocDecline``, and CrossHair builds its states without a filter.
+The contracts catch all three (the checked builds; ``run_witness``), and so
+does trace validation: a trace recorded with the doorkeeper is checked
+against tla/admission/'s rule, its door included (tla/trace's ``AllocTaken``
+and ``AllocNone``). The other layers do not drive admission yet
+(``WHY_BLIND``): the stateful machine's reference models and the
+state-graph replay know no ``AllocDecline``, and CrossHair builds its states
+without a filter.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from embedding_cache.verification import CacheState, contracts, evict_until, tra
 from .bug import LAYERS, Call, Kind, PlantedBug
 from .core import _alloc_checks, _raises_like, _take
 
-#: Why every layer but the contracts is blind to admission bugs (for now).
+#: The layers that catch admission bugs; the others are blind to them (for now).
+CATCHING = ("contracts", "traces")
+#: Why the other layers are blind to admission bugs (for now).
 WHY_BLIND = (
-    "admission is driven only through the contracts so far: the stateful machine's "
-    "reference models, the replay and the traces know no AllocDecline yet, and "
+    "admission is driven only through the contracts and the traces so far: the "
+    "stateful machine's reference models and the replay know no AllocDecline yet, and "
     "CrossHair builds states without a filter; the TLA+ bug models of tla/admission/ "
     "plant the same mistakes"
 )
@@ -87,7 +92,7 @@ def _admission_bug(
     return PlantedBug(
         name, None, kind, witness[-1][0], frozenset(expect), tla, witness, 3,
         body=body,  # type: ignore[arg-type]
-        blind=frozenset(layer for layer in LAYERS if layer != "contracts"),
+        blind=frozenset(layer for layer in LAYERS if layer not in CATCHING),
         why_blind=WHY_BLIND,
         admission=Doorkeeper.name,
         broken_admission=broken,

@@ -8,7 +8,9 @@ allocator with ``contiguity=1`` (``bug.contiguity``). Three talk to the
 policy only through its hooks, so they are bugs under every policy; the
 fourth takes fifo's newest entry as the extra victim, so it is fifo's.
 
-The contracts catch all four (the checked builds; ``run_witness``). The
+The contracts catch all four (the checked builds; ``run_witness``), and so
+does trace validation: a trace recorded with contiguity is checked against
+the contiguity loop of tla/contiguity/ (tla/trace's ``AllocTaken``). The
 other layers do not drive contiguity yet (``WHY_BLIND``).
 """
 
@@ -23,12 +25,15 @@ from embedding_cache.verification import CacheState, contracts, evict_until, tra
 from .bug import LAYERS, Call, PlantedBug
 from .core import _alloc_checks, _evict_one, _raises_like, _take
 
-#: Why every layer but the contracts is blind to contiguity bugs (for now).
+#: The layers that catch contiguity bugs; the others are blind to them (for now).
+CATCHING = ("contracts", "traces")
+#: Why the other layers are blind to contiguity bugs (for now).
 WHY_BLIND = (
-    "contiguity is driven only through the contracts so far: the stateful machine's "
-    "reference models, the replay and the traces run without it, and CrossHair builds "
-    "states on the stack allocator; the TLA+ bug models of tla/contiguity/ plant the "
-    "same mistakes"
+    "contiguity is driven only through the contracts and the traces so far: the "
+    "stateful machine's reference models and the replay run without it (the replay's "
+    "abstraction has no block ids, which the rule reads), and CrossHair builds states "
+    "on the stack allocator; the TLA+ bug models of tla/contiguity/ plant the same "
+    "mistakes"
 )
 
 #: An extra-eviction loop: (state, n) -> None, evicting beyond need.
@@ -119,7 +124,7 @@ def _contiguity_bug(
         name, policy, "transition", "alloc", frozenset({expect}), f"MCBug{name}", witness,
         blocks,
         body=body,
-        blind=frozenset(layer for layer in LAYERS if layer != "contracts"),
+        blind=frozenset(layer for layer in LAYERS if layer not in CATCHING),
         why_blind=WHY_BLIND,
         contiguity=1,
     )  # fmt: skip
