@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from embedding_cache_checker.tlc.jar import locate_jar, locate_java
+from embedding_cache_checker.tlc.manifest import find_tla_dir, load_manifest
 from embedding_cache_checker.tlc.output import Outcome
 from embedding_cache_checker.tlc.process import (
     LIBRARY_PROPERTY,
@@ -15,7 +17,7 @@ from embedding_cache_checker.tlc.process import (
     library_dirs,
     with_library,
 )
-from embedding_cache_checker.tlc.runner import run_tlc
+from embedding_cache_checker.tlc.runner import over_budget, run_model, run_tlc
 
 #: A module that a root in another folder extends.
 COUNTER = "---- MODULE Counter ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
@@ -68,3 +70,23 @@ def test_tlc_finds_a_module_of_a_new_folder(tmp_path: Path) -> None:
     run = run_tlc("models/MCCounter.tla", "models/MCCounter.cfg", root, check_deadlock=False)
     assert run.output.outcome is Outcome.PASS, run.raw_output
     assert run.output.distinct_states == 3
+
+
+@pytest.mark.tlc
+def test_a_run_reports_its_cpu_time() -> None:
+    """The launcher reads TLC's CPU time (every thread) when it reaps it."""
+    tla_dir = find_tla_dir()
+    core = next(m for m in load_manifest(tla_dir) if m.name == "MCCore")
+    result = run_model(core, tla_dir, locate_java(), locate_jar(), 1)
+    assert result.ok and result.cpu_seconds is not None and result.cpu_seconds > 0.1
+
+
+def test_the_budget_is_judged_on_cpu_time() -> None:
+    """Over budget iff TLC's CPU seconds exceed it; an unknown time (a killed run, which
+    is judged a timeout) is not over budget."""
+    core = next(m for m in load_manifest(find_tla_dir()) if m.name == "MCCore")
+    budget = core.budget_seconds
+    assert over_budget(core, budget) == "" and over_budget(core, None) == ""
+    assert (
+        over_budget(core, budget + 0.5) == f"over budget: {budget + 0.5:.1f} CPU s > {budget:g} s"
+    )

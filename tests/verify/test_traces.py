@@ -41,15 +41,13 @@ from embedding_cache_checker.verify.step_planted import (
 )
 from embedding_cache_checker.verify.step_traces import RULE_TRACES, trace_eviction
 from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue, parse_value
+from embedding_cache_checker.verify.trace_rules import SEED_RULE, TraceRule, trace_rule
 from embedding_cache_checker.verify.traces import (
-    SEED_RULE,
-    TraceRule,
     TraceVerdict,
     policy_module,
     tla_string,
     trace_module,
     trace_policy_template,
-    trace_rule,
     traces_module,
     validate_cache,
     validate_trace,
@@ -154,6 +152,9 @@ def test_module_and_config_of_an_empty_trace() -> None:
         "N": "3",
         "MaxPins": "1",
         "Keys": "<- TraceKeys",
+        "Contiguity": "0",  # the seed's alloc rule (TraceRule)
+        "Filtered": "FALSE",
+        "DoorCapacity": "1",
     }
     assert parsed.invariants == ["TraceProgress"]
     assert "SPECIFICATION TraceSpec" in config
@@ -370,7 +371,9 @@ def _first_divergence(broken: Sequence[TraceStep], real: Sequence[TraceStep]) ->
 
 def _policy_bug(policy: str) -> PlantedBug:
     """The first planted bug of ``policy``'s own order rule that trace validation must catch."""
-    return next(b for b in for_policy(policy, "traces") if b.policy == policy)
+    return next(
+        b for b in for_policy(policy, "traces") if b.policy == policy and b.kind == "policy"
+    )
 
 
 #: (bug, policy): a shared transition bug, and one order-rule bug per policy.

@@ -76,14 +76,14 @@ ExpectedError(t) ==
 \* alloc(k, n) that took blocks, under the trace's rule: the doorkeeper let
 \* it through (spec/SPEC.md section 13), or the contiguity loop evicted
 \* (section 14; with Contiguity = 0, the glue's alloc).
-AllocTaken(k, n) ==
+RuleTakes(k, n) ==
     IF Filtered THEN Adm!AdmitAlloc(k, n)
     ELSE IF Contiguity = 0 THEN CacheAlloc(k, n) /\ UNCHANGED door
     ELSE Contig!ContiguousCacheAlloc(k, n) /\ UNCHANGED door
 
 \* alloc(k, n) that returned None: the doorkeeper declined it, or it is short
 \* (the core's fail-fast).  IF: the two are disjoint (a decline would evict).
-AllocNone(k, n) ==
+RuleReturnsNone(k, n) ==
     IF Filtered /\ Adm!Declines(k, n) THEN Adm!DeclineAlloc(k, n)
     ELSE CacheAllocFail(k, n) /\ UNCHANGED door
 
@@ -91,9 +91,9 @@ AllocNone(k, n) ==
 StepMatches(t) ==
     CASE t.result \in {"ok", "entry", "not-ready-entry", "none"} ->
             CASE t.op = "alloc" /\ t.result = "not-ready-entry" ->   \* starts not-ready
-                     /\ AllocTaken(t.key, t.n)
+                     /\ RuleTakes(t.key, t.n)
                      /\ entries'[t.key].blocks = t.blocks   \* the blocks the code took
-              [] t.op = "alloc" /\ t.result = "none" -> AllocNone(t.key, t.n)
+              [] t.op = "alloc" /\ t.result = "none" -> RuleReturnsNone(t.key, t.n)
               [] t.op = "mark_ready" /\ t.result = "ok" ->
                      CacheMarkReady(t.key) /\ UNCHANGED door
               [] t.op = "pin" /\ t.result = "ok"        -> CachePin(t.key) /\ UNCHANGED door

@@ -89,6 +89,7 @@ def result_json(result: ModelResult) -> dict[str, Any]:
         "distinct_states": out.distinct_states,
         "depth": out.depth,
         "seconds": round(result.seconds, 3),
+        "cpu_seconds": None if result.cpu_seconds is None else round(result.cpu_seconds, 3),
         "constants": result.constants,
         "spec": result.model.spec,
         "config": result.model.config,

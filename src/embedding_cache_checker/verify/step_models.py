@@ -59,8 +59,10 @@ def run_tlc(job: Job) -> None:
             result = done.result()
             results[result.model.name] = result
             verdict = "ok" if result.ok else f"FAILED ({result.note})"
+            cpu = "" if result.cpu_seconds is None else f", {result.cpu_seconds:.1f} CPU s"
             job.progress(
-                f"tlc {result.model.name}: {result.result} in {result.seconds:.1f} s: {verdict}"
+                f"tlc {result.model.name}: {result.result} in {result.seconds:.1f} s{cpu}: "
+                f"{verdict}"
             )
     report.tlc.extend(results[m.name] for m in models)
 

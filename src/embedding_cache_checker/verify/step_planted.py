@@ -33,7 +33,8 @@ from .plans import PolicyPlan
 from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
 from .replay import code_params, policy_factory
-from .traces import TraceRule, TraceVerdict, trace_rule, validate_traces
+from .trace_rules import TraceRule, trace_rule
+from .traces import TraceVerdict, validate_traces
 from .workloads import ManualClock, drive_leases, random_trace
 
 if TYPE_CHECKING:

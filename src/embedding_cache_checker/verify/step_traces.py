@@ -14,7 +14,8 @@ from ..tracing import TracedEmbeddingCache
 from .plans import PolicyPlan
 from .records import TraceRun
 from .replay import policy_factory
-from .traces import trace_rule, validate_traces
+from .trace_rules import trace_rule
+from .traces import validate_traces
 from .workloads import lease_trace, random_trace, threaded_trace
 
 if TYPE_CHECKING:

@@ -35,9 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from embedding_cache import Doorkeeper, EmbeddingCache
 from embedding_cache.policies import EvictionPolicy, PolicySpec, make_policy
-from embedding_cache.verification import state_of
 
 from ..abstraction import AbstractState
 from ..tlc import patterns
@@ -46,6 +44,7 @@ from ..tlc.runner import run_tlc
 from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
 from .plans import PolicyPlan, plan_for
 from .replay import policy_constants
+from .trace_rules import SEED_RULE, TraceRule, trace_rule
 
 #: The root module TLC checks, and the generated modules it extends.
 TRACE_SPEC, TRACE_DATA, TRACE_POLICY = "EmbeddingCacheTrace", "TraceData", "TracePolicy"
@@ -63,46 +62,6 @@ class TraceVerdict:
     first_rejected: TraceStep | None
     seconds: float  # the TLC run's wall time: its batch's, shared by the batch's traces
     detail: str = ""
-
-
-@dataclass(frozen=True)
-class TraceRule:
-    """The alloc rule a trace was recorded under (spec/SPEC.md sections 13 and 14), as
-    the trace spec's constants: ``Contiguity``, ``Filtered`` and ``DoorCapacity``
-    (tla/trace/TracePolicy.tla)."""
-
-    contiguity: int = 0  # the cache's k; 0: evict only as needed
-    door_capacity: int | None = None  # the doorkeeper's capacity; None: no filter
-
-    def constants(self) -> dict[str, str]:
-        """The trace config's lines for the rule, by constant. O(1)."""
-        return {
-            "Contiguity": str(self.contiguity),
-            "Filtered": "FALSE" if self.door_capacity is None else "TRUE",
-            "DoorCapacity": str(self.door_capacity or 1),  # ASSUMEd >= 1
-        }
-
-
-#: The seed's rule: no filter, no contiguity.
-SEED_RULE = TraceRule()
-
-
-def trace_rule(cache: EmbeddingCache) -> TraceRule:
-    """The rule ``cache`` runs under, as trace validation checks it. O(1).
-
-    Raises:
-        ValueError: a filter other than the doorkeeper (the trace spec knows its rule
-            only), or the doorkeeper and contiguity at once (no spec has both yet).
-    """
-    s = state_of(cache)
-    door = s.admission
-    if door is None:
-        return TraceRule(s.contiguity)
-    if not isinstance(door, Doorkeeper):
-        raise ValueError(f"trace validation knows the doorkeeper's rule only, not {door.name!r}")
-    if s.contiguity:
-        raise ValueError("trace validation has no spec of the doorkeeper with contiguity")
-    return TraceRule(0, door.capacity)
 
 
 def tla_string(text: str) -> str:

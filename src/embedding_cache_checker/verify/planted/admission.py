@@ -9,8 +9,8 @@ talks to the policy through nothing, so each is a bug under every policy.
 
 The contracts catch all three (the checked builds; ``run_witness``), and so
 does trace validation: a trace recorded with the doorkeeper is checked
-against tla/admission/'s rule, its door included (tla/trace's ``AllocTaken``
-and ``AllocNone``). The other layers do not drive admission yet
+against tla/admission/'s rule, its door included (tla/trace's ``RuleTakes``
+and ``RuleReturnsNone``). The other layers do not drive admission yet
 (``WHY_BLIND``): the stateful machine's reference models and the
 state-graph replay know no ``AllocDecline``, and CrossHair builds its states
 without a filter.

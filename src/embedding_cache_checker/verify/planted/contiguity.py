@@ -10,7 +10,7 @@ fourth takes fifo's newest entry as the extra victim, so it is fifo's.
 
 The contracts catch all four (the checked builds; ``run_witness``), and so
 does trace validation: a trace recorded with contiguity is checked against
-the contiguity loop of tla/contiguity/ (tla/trace's ``AllocTaken``). The
+the contiguity loop of tla/contiguity/ (tla/trace's ``RuleTakes``). The
 other layers do not drive contiguity yet (``WHY_BLIND``).
 """
 
