@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from embedding_cache_checker.tlc.distributed import server_command, worker_command
+from embedding_cache_checker.tlc.cluster import server_process, worker_process
 from embedding_cache_checker.tlc.output import Outcome
-from embedding_cache_checker.tlc.runner import run_tlc, tlc_invocation
-from embedding_cache_checker.tlc.simulate import simulation_command
+from embedding_cache_checker.tlc.process import check_command, command_line
+from embedding_cache_checker.tlc.runner import run_tlc
+from embedding_cache_checker.tlc.simulate import simulation_batch
 from embedding_cache_checker.verify.state_graph import load_dot
 
 #: Counts to 3 and stops: a deadlock unless deadlock checking is off.
@@ -42,7 +43,7 @@ def _spec(tmp_path: Path, text: str) -> str:
 
 def test_command_line() -> None:
     java, jar, meta = Path("/j/java"), Path("/t/tla2tools.jar"), Path("/m")
-    base = tlc_invocation(java, jar, "M.tla", "M.cfg", workers=2, metadir=meta)
+    base = command_line(java, jar, check_command("M.tla", "M.cfg", workers=2, metadir=meta))
     assert base == [
         "/j/java",
         "-XX:+UseParallelGC",
@@ -58,8 +59,12 @@ def test_command_line() -> None:
         "M.cfg",
         "M.tla",
     ]
-    dump = tlc_invocation(
-        java, jar, "M.tla", "M.cfg", workers=1, metadir=meta, check_deadlock=False, dump=Path("g")
+    dump = command_line(
+        java,
+        jar,
+        check_command(
+            "M.tla", "M.cfg", workers=1, metadir=meta, check_deadlock=False, dump=Path("g")
+        ),
     )
     assert dump[6:9] == ["-dump", "dot,actionlabels", "g"]
     assert dump[-2:] == ["-deadlock", "M.tla"]
@@ -69,13 +74,16 @@ def test_every_tlc_command_line_starts_the_same_way() -> None:
     """Server, worker and simulator are built by the one builder: same java, collector, jar."""
     java, jar, meta = Path("/j/java"), Path("/t/tla2tools.jar"), Path("/m")
     head = ["/j/java", "-XX:+UseParallelGC"]
-    server = server_command(java, jar, "M.tla", "M.cfg", port=1, hostname=None, metadir=meta)
-    worker = worker_command(
-        java, jar, "10.0.0.1", port=1, hostname="h", threads=3, tmpdir=Path("/w")
+    server = command_line(
+        java, jar, server_process("M.tla", "M.cfg", port=1, hostname=None, metadir=meta)
     )
-    simulation = simulation_command(
-        java, jar, "M.tla", "M.cfg", depth=9, seed=4, traces=2, metadir=meta, check_deadlock=False
+    worker = command_line(
+        java, jar, worker_process("10.0.0.1", port=1, hostname="h", threads=3, tmpdir=Path("/w"))
     )
+    batch = simulation_batch(
+        "M.tla", "M.cfg", depth=9, seed=4, traces=2, metadir=meta, check_deadlock=False
+    )
+    simulation = command_line(java, jar, batch)
     for command, main_class in (
         (server, "tlc2.tool.distributed.TLCServer"),
         (worker, "tlc2.tool.distributed.TLCWorker"),

@@ -19,7 +19,7 @@ import errno
 import socket
 from pathlib import Path
 
-from .process import TlcCommand, check_command, command_line
+from .process import TlcCommand, check_command
 
 #: TLC's default RMI registry port (TLCServer.Port).
 DEFAULT_PORT = 10997
@@ -128,36 +128,3 @@ def worker_process(
     if threads is not None:
         props.append(f"-D{THREADS_PROPERTY}={threads}")
     return TlcCommand(WORKER_CLASS, (server,), tmpdir, tuple(props))
-
-
-def server_command(
-    java: Path,
-    jar: Path,
-    spec: str,
-    config: str,
-    *,
-    port: int,
-    hostname: str | None,
-    metadir: Path,
-    check_deadlock: bool = True,
-) -> list[str]:
-    """The command line of :func:`server_process` (for people and tests). O(1)."""
-    server = server_process(
-        spec, config, port=port, hostname=hostname, metadir=metadir, check_deadlock=check_deadlock
-    )
-    return command_line(java, jar, server)
-
-
-def worker_command(
-    java: Path,
-    jar: Path,
-    server: str,
-    *,
-    port: int,
-    hostname: str | None,
-    threads: int | None,
-    tmpdir: Path,
-) -> list[str]:
-    """The command line of :func:`worker_process` (for people and tests). O(1)."""
-    worker = worker_process(server, port=port, hostname=hostname, threads=threads, tmpdir=tmpdir)
-    return command_line(java, jar, worker)

@@ -42,8 +42,6 @@ from .cluster import (
     server_process,
     worker_process,
 )
-from .cluster import server_command as server_command  # the command lines, for their tests
-from .cluster import worker_command as worker_command
 from .config import read_config
 from .jar import TlcSetupError, locate_jar, locate_java
 from .manifest import Model

@@ -130,9 +130,9 @@ def check_command(
     states and is the process's tmpdir. O(1).
 
     ``dump`` asks TLC to write the state graph there (``-dump dot,actionlabels``);
-    ``mode`` adds a mode's own options (``simulate.simulation_command``);
+    ``mode`` adds a mode's own options (``simulate.simulation_batch``);
     ``main_class`` and ``properties`` start the distributed server instead
-    (``distributed.server_command``); ``workers=None`` leaves ``-workers`` out
+    (``cluster.server_process``); ``workers=None`` leaves ``-workers`` out
     (the server's workers are processes; a simulation runs one thread).
     """
     arguments: list[str] = []
@@ -145,35 +145,6 @@ def check_command(
     if not check_deadlock:
         arguments.append("-deadlock")  # this build's way to turn deadlock checking off
     return TlcCommand(main_class, tuple(arguments), metadir, tuple(properties), spec)
-
-
-def tlc_invocation(
-    java: Path,
-    jar: Path,
-    spec: str,
-    config: str,
-    *,
-    workers: int | None,
-    metadir: Path,
-    check_deadlock: bool = True,
-    dump: Path | None = None,
-    mode: Sequence[str] = (),
-    main_class: str = CHECKER_CLASS,
-    properties: Sequence[str] = (),
-) -> list[str]:
-    """The command line of :func:`check_command` (for people and tests). O(1)."""
-    command = check_command(
-        spec,
-        config,
-        workers=workers,
-        metadir=metadir,
-        check_deadlock=check_deadlock,
-        dump=dump,
-        mode=mode,
-        main_class=main_class,
-        properties=properties,
-    )
-    return command_line(java, jar, command)
 
 
 class TlcProcess:

@@ -1,8 +1,8 @@
 """Run one model: ``run_tlc`` checks a spec with TLC and parses what it printed;
 ``run_model`` runs one model of the manifest with it and judges the result
 against the model's expectation. The process itself is started by the
-package's one launcher, ``process.TlcProcess`` (``tlc_invocation``, its
-command line, is re-exported here for the tests of the command line)."""
+package's one launcher, ``process.TlcProcess``, from a ``process.TlcCommand``
+(``process.check_command``; ``process.command_line`` is its java command line)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from .jar import locate_jar, locate_java
 from .manifest import PASS, Model
 from .output import Outcome, TlcOutput, parse_output
 from .process import LineSink, TlcProcess, check_command
-from .process import tlc_invocation as tlc_invocation  # the command line, for its tests
 
 #: A model may run this many times its budget before it is killed.
 HARD_TIMEOUT_FACTOR = 4.0

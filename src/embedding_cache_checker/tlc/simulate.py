@@ -38,7 +38,7 @@ from .config import read_config
 from .jar import locate_jar, locate_java
 from .manifest import PASS, Model, main_models
 from .output import TlcOutput, parse_output
-from .process import LineSink, TlcCommand, TlcProcess, check_command, command_line
+from .process import LineSink, TlcCommand, TlcProcess, check_command
 from .runner import judge
 from .shapes import PRODUCTION as PRODUCTION  # re-exported: callers predate shapes.py
 from .shapes import Shape, SimulationPlan, scale_config, simulation_plan
@@ -109,31 +109,6 @@ def simulation_batch(
         check_deadlock=check_deadlock,
         mode=["-simulate", f"num={traces}", "-depth", str(depth), "-seed", str(seed), "-nowarning"],
     )
-
-
-def simulation_command(
-    java: Path,
-    jar: Path,
-    spec: str,
-    config: str,
-    *,
-    depth: int,
-    seed: int,
-    traces: int,
-    metadir: Path,
-    check_deadlock: bool = True,
-) -> list[str]:
-    """The command line of :func:`simulation_batch` (for people and tests). O(1)."""
-    batch = simulation_batch(
-        spec,
-        config,
-        depth=depth,
-        seed=seed,
-        traces=traces,
-        metadir=metadir,
-        check_deadlock=check_deadlock,
-    )
-    return command_line(java, jar, batch)
 
 
 @dataclass
