@@ -56,12 +56,13 @@ from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, en
 from ..abstraction import AbstractState, abstract_state
 from .replay import (
     REAL_OPERATIONS,
-    Mismatch,
+    MismatchLog,
     Operations,
     PolicyFactory,
     ReplayReport,
     _check_refused,
     _disabled_steps,
+    call_text,
     expected_result,
     policy_variables,
     replay_graph,
@@ -178,8 +179,7 @@ def spec_step(state: Mapping[str, TlaValue]) -> tuple[str, str, int, str]:
 def step_text(op: str, key: str, n: int, slot: str) -> str:
     """The step as the code's call, e.g. ``lease('k1', 1) as l2``. O(1)."""
     if op in CORE_CALLS:
-        name = CORE_CALLS[op]
-        return f"{name}({key!r}, {n})" if name == "alloc" else f"{name}({key!r})"
+        return call_text(CORE_CALLS[op], key, n)
     if op == "Lease":
         return f"lease({key!r}, {n}) as {slot}"
     if op == "Renew":
@@ -331,7 +331,7 @@ def apply_step(
 
 class _LeaseReplay:
     """One replay of a lease graph: the spec's states read once, the code's state per node,
-    the mismatches noted (``replay_lease_graph``)."""
+    the mismatches noted (``replay_any_graph``)."""
 
     def __init__(
         self, graph: StateGraph, table: Operations, policy_vars: tuple[str, ...], limit: int
@@ -344,7 +344,7 @@ class _LeaseReplay:
             self.outgoing.setdefault(origin, []).append(target)
         self.code: dict[str, CodeState] = {}
         self.todo: deque[str] = deque()
-        self.count = 0
+        self.log = MismatchLog(self.report, limit)
 
     def spec_at(self, node: str) -> tuple[AbstractState, SpecLeases]:
         """The spec's state at ``node``, read once. O(the state)."""
@@ -353,12 +353,6 @@ class _LeaseReplay:
             state = self.graph.states[node]
             found = self.spec[node] = (spec_abstract(state, self.policy_vars), spec_leases(state))
         return found
-
-    def note(self, source: str, step: str, detail: str) -> None:
-        """Count a mismatch; keep its details up to the limit. O(1)."""
-        self.count += 1
-        if len(self.report.mismatches) < self.limit:
-            self.report.mismatches.append(Mismatch(source, step, detail))
 
     def edges(self, node: str, stop_at_first: bool) -> set[tuple[str, str, int]]:
         """Replay every step out of ``node``; the core calls among them (the enabled ones)."""
@@ -378,7 +372,7 @@ class _LeaseReplay:
             problem = problem or compare(c, want, target_leases)
             self.report.edges_replayed += 1
             if problem is not None:
-                self.note(node, step_text(*step), problem)
+                self.log.note(node, step_text(*step), problem)
                 if stop_at_first:
                     break
             elif target not in self.code:
@@ -416,7 +410,7 @@ class _LeaseReplay:
         problem = problem or compare(c, *self.spec_at(end))
         self.report.batch_expiries += 1
         if problem is not None:
-            self.note(node, "expire_leases() of every due lease", problem)
+            self.log.note(node, "expire_leases() of every due lease", problem)
 
     def refusals(
         self, node: str, enabled: set[tuple[str, str, int]], keys: list[str], n: int, pins: int
@@ -429,47 +423,8 @@ class _LeaseReplay:
             problem = _check_refused(self.table, scratch, op, key, blocks, before)
             self.report.disabled_checked += 1
             if problem is not None:
-                shown = f"{op}({key!r}{', ' + str(blocks) if op == 'alloc' else ''})"
-                self.note(node, shown, problem)
+                self.log.note(node, call_text(op, key, blocks), problem)
                 scratch = here.copy()
-
-
-def replay_lease_graph(
-    graph: StateGraph,
-    keys: list[str],
-    num_blocks: int,
-    max_pins: int,
-    ops: Operations = REAL_OPERATIONS,
-    max_mismatches: int = 20,
-    stop_at_first: bool = False,
-    policy: PolicyFactory = "fifo",
-) -> ReplayReport:
-    """Replay every edge of the lease graph ``graph`` on the code (BFS from the initial
-    states), as ``replay.replay_graph`` does for the core. ``ops`` are the core's
-    operations by name, with any lease transition it names replacing the real one (a
-    planted bug's table). O(edges * state size)."""
-    table: dict[str, Callable[..., Any]] = {**REAL_LEASE_OPERATIONS, **ops}
-    run = _LeaseReplay(graph, table, policy_variables(policy, num_blocks), max_mismatches)
-    run.report.policy = make_policy(policy, num_blocks).name
-    for node in graph.initial:
-        run.code[node] = CodeState(CacheState(num_blocks, make_policy(policy, num_blocks)))
-        run.todo.append(node)
-    while run.todo and not (stop_at_first and run.count):
-        node = run.todo.popleft()
-        enabled = run.edges(node, stop_at_first)
-        if stop_at_first and run.count:
-            break
-        due = run.spec_at(node)[1].due
-        if len(due) > 1:
-            run.batch(node)
-        if enabled and not due:  # else a call here first expires, or a frontier state
-            run.refusals(node, enabled, keys, num_blocks, max_pins)
-    report = run.report
-    if run.count > len(report.mismatches):
-        report.mismatches.append(
-            Mismatch("", "", f"... and {run.count - len(report.mismatches)} more")
-        )
-    return report
 
 
 def replay_any_graph(
@@ -482,8 +437,29 @@ def replay_any_graph(
     stop_at_first: bool = False,
     policy: PolicyFactory = "fifo",
 ) -> ReplayReport:
-    """``replay_lease_graph`` for a lease replay input (``is_lease_graph``), else
-    ``replay.replay_graph``: what the conformance and planted steps call. O(edges *
+    """Replay every edge of ``graph`` on the code (BFS from the initial states): a lease
+    replay input (``is_lease_graph``) here, any other by ``replay.replay_graph``. What the
+    conformance and planted steps call. ``ops`` are the core's operations by name, with any
+    lease transition it names replacing the real one (a planted bug's table). O(edges *
     state size)."""
-    replay = replay_lease_graph if is_lease_graph(graph) else replay_graph
-    return replay(graph, keys, num_blocks, max_pins, ops, max_mismatches, stop_at_first, policy)
+    if not is_lease_graph(graph):
+        return replay_graph(
+            graph, keys, num_blocks, max_pins, ops, max_mismatches, stop_at_first, policy
+        )
+    table: dict[str, Callable[..., Any]] = {**REAL_LEASE_OPERATIONS, **ops}
+    run = _LeaseReplay(graph, table, policy_variables(policy, num_blocks), max_mismatches)
+    run.report.policy = make_policy(policy, num_blocks).name
+    for node in graph.initial:
+        run.code[node] = CodeState(CacheState(num_blocks, make_policy(policy, num_blocks)))
+        run.todo.append(node)
+    while run.todo and not (stop_at_first and run.log.count):
+        node = run.todo.popleft()
+        enabled = run.edges(node, stop_at_first)
+        if stop_at_first and run.log.count:
+            break
+        due = run.spec_at(node)[1].due
+        if len(due) > 1:
+            run.batch(node)
+        if enabled and not due:  # else a call here first expires, or a frontier state
+            run.refusals(node, enabled, keys, num_blocks, max_pins)
+    return run.log.close()

@@ -189,6 +189,27 @@ class ReplayReport:
         return not self.mismatches and self.edges_replayed == self.edges_total
 
 
+class MismatchLog:
+    """The mismatches of one replay: each one counted, the first ``limit`` kept in
+    ``report`` (the core's replay and the lease replay share it)."""
+
+    def __init__(self, report: ReplayReport, limit: int) -> None:
+        self.report, self.limit, self.count = report, limit, 0
+
+    def note(self, source: str, step: str, detail: str) -> None:
+        """Count a mismatch; keep its details up to the limit. O(1)."""
+        self.count += 1
+        if len(self.report.mismatches) < self.limit:
+            self.report.mismatches.append(Mismatch(source, step, detail))
+
+    def close(self) -> ReplayReport:
+        """The report, with a last line counting the mismatches not kept. O(1)."""
+        kept = len(self.report.mismatches)
+        if self.count > kept:
+            self.report.mismatches.append(Mismatch("", "", f"... and {self.count - kept} more"))
+        return self.report
+
+
 def clone(s: CacheState) -> CacheState:
     """A deep copy of ``s`` (``CacheState.copy``: entries, free list and policy,
     a planted policy keeping its class). O(N + entries + the policy's clone)."""
@@ -310,10 +331,14 @@ def result_kind(value: object, action: str = "") -> str:
     return f"unexpected {value!r}"
 
 
+def call_text(op: str, key: str, n: int) -> str:
+    """The code's call ``op`` as written, e.g. ``alloc('k1', 2)`` or ``pin('k1')``. O(1)."""
+    return f"{op}({key!r}, {n})" if op == "alloc" else f"{op}({key!r})"
+
+
 def step_text(action: str, key: str, n: int) -> str:
     """The code's call of a spec step, e.g. ``alloc('k1', 2)``. O(1)."""
-    op = ACTION_TO_OPERATION[action]
-    return f"{op}({key!r}, {n})" if op == "alloc" else f"{op}({key!r})"
+    return call_text(ACTION_TO_OPERATION[action], key, n)
 
 
 def _check_step(
@@ -404,7 +429,7 @@ def replay_graph(
     name). O(edges * state size). Stops collecting
     details after ``max_mismatches`` but keeps counting, unless
     ``stop_at_first`` (enough to show a planted bug is caught). A lease model's graph
-    is replayed by ``lease_replay`` (``lease_replay.replay_any_graph`` chooses).
+    is replayed by ``lease_replay.replay_any_graph``, which calls this for the others.
     """
     report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
     policy_vars = policy_variables(policy, num_blocks)
@@ -426,13 +451,7 @@ def replay_graph(
     for node in graph.initial:
         code_state[node] = CacheState(num_blocks, make_policy(policy, num_blocks))
         todo.append(node)
-    mismatch_count = 0
-
-    def note(source: str, step: str, detail: str) -> None:
-        nonlocal mismatch_count
-        mismatch_count += 1
-        if len(report.mismatches) < max_mismatches:
-            report.mismatches.append(Mismatch(source, step, detail))
+    log = MismatchLog(report, max_mismatches)
 
     while todo:
         node = todo.popleft()
@@ -449,14 +468,14 @@ def replay_graph(
             problem = _check_step(ops, s, action, key, n, spec_at(target), here_abstract)
             report.edges_replayed += 1
             if problem is not None:
-                note(node, step_text(action, key, n), problem)
+                log.note(node, step_text(action, key, n), problem)
                 if stop_at_first:
                     break
                 continue
             if target not in code_state:
                 code_state[target] = s
                 todo.append(target)
-        if stop_at_first and mismatch_count:  # enabled is partial: refusal checks would lie
+        if stop_at_first and log.count:  # enabled is partial: refusal checks would lie
             break
         if not enabled:
             # A state with no step was not expanded (a depth-bounded model's
@@ -469,13 +488,9 @@ def replay_graph(
             problem = _check_refused(ops, scratch, op, key, n, here_abstract)
             report.disabled_checked += 1
             if problem is not None:
-                note(node, f"{op}({key!r}{', ' + str(n) if op == 'alloc' else ''})", problem)
+                log.note(node, call_text(op, key, n), problem)
                 scratch = clone(here)
-        if stop_at_first and mismatch_count:
+        if stop_at_first and log.count:
             break
     # Edges out of states the code never reached (after a mismatch) were not replayed.
-    if mismatch_count > len(report.mismatches):
-        report.mismatches.append(
-            Mismatch("", "", f"... and {mismatch_count - len(report.mismatches)} more")
-        )
-    return report
+    return log.close()
