@@ -98,3 +98,14 @@ def put_pinned(cache: EmbeddingCache, key: str, n_blocks: int, pins: int = 1) ->
     for _ in range(pins):
         cache.pin(key)
     return entry
+
+
+def cache_with_every_state(eviction: str) -> EmbeddingCache:
+    """An 8-block cache under ``eviction`` with an entry in every state: ready r (2 blocks)
+    and q (1), p (2) pinned once, n (1) not ready; 2 blocks free."""
+    cache = EmbeddingCache(8, eviction=eviction)
+    put_ready(cache, "r", 2)
+    put_ready(cache, "q", 1)
+    put_pinned(cache, "p", 2)
+    put_not_ready(cache, "n", 1)
+    return cache

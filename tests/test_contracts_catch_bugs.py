@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import icontract
 import pytest
-from cache_observe import put_not_ready, put_pinned, put_ready
+from cache_observe import cache_with_every_state, put_ready
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
 from oracle.seed_reference import EmbeddingCache as SeedCache
@@ -136,15 +136,6 @@ def test_a_planted_body_wears_the_contract_exactly_in_the_checked_builds(
 # ---------------------------------------------------------------- 2. the sweep
 
 
-def _cache_with_every_state(policy: str) -> EmbeddingCache:
-    cache = EmbeddingCache(8, eviction=policy)
-    put_ready(cache, "r", 2)
-    put_ready(cache, "q", 1)
-    put_pinned(cache, "p", 2)
-    put_not_ready(cache, "n", 1)
-    return cache
-
-
 def _leak(s: CacheState) -> None:
     s.free.take(1)
 
@@ -206,7 +197,7 @@ def _expect_sweep_names(cache: EmbeddingCache, name: str, detail: str = "") -> N
 def test_the_sweep_names_the_broken_invariant(
     corrupt: Callable[[CacheState], None], name: str, policy: str
 ) -> None:
-    cache = _cache_with_every_state(policy)
+    cache = cache_with_every_state(policy)
     cache.check()  # control: the uncorrupted state passes
     corrupt(cache._state)
     _expect_sweep_names(cache, name)
@@ -251,7 +242,7 @@ POLICY_CORRUPTIONS: list[tuple[str, Callable[[CacheState], None], str]] = [
 def test_the_sweep_checks_the_policy_invariants(
     policy: str, corrupt: Callable[[CacheState], None], detail: str
 ) -> None:
-    cache = _cache_with_every_state(policy)
+    cache = cache_with_every_state(policy)
     cache.check()
     corrupt(cache._state)
     _expect_sweep_names(cache, "EvictableSetInv", detail)

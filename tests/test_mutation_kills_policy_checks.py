@@ -15,20 +15,10 @@ weakened to accept a corrupt state, or reporting the wrong keys, passed.
 from __future__ import annotations
 
 import pytest
-from cache_observe import put_not_ready, put_pinned, put_ready
+from cache_observe import cache_with_every_state, put_pinned, put_ready
 
 from embedding_cache import EmbeddingCache, FifoPolicy, GdsfPolicy, S3FifoPolicy
 from embedding_cache.policies import EvictionPolicy
-
-
-def _cache(eviction: str) -> EmbeddingCache:
-    """Ready r (2 blocks) and q (1), p (2) pinned, n (1) not ready."""
-    cache = EmbeddingCache(8, eviction=eviction)
-    put_ready(cache, "r", 2)
-    put_ready(cache, "q", 1)
-    put_pinned(cache, "p", 2)
-    put_not_ready(cache, "n", 1)
-    return cache
 
 
 def _sizes(cache: EmbeddingCache) -> tuple[dict[str, int], dict[str, int]]:
@@ -40,7 +30,7 @@ def _sizes(cache: EmbeddingCache) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def _checked(eviction: str) -> tuple[EvictionPolicy, dict[str, int], dict[str, int]]:
-    cache = _cache(eviction)
+    cache = cache_with_every_state(eviction)
     ready, evictable = _sizes(cache)
     policy = cache._state.policy
     assert policy.checks().check(ready, evictable) is None  # control: the real state passes

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import icontract
 import pytest
+from bench_cli import SEED_CALLS
 
 from embedding_cache import CacheError, EmbeddingCache
 from embedding_cache.entry import CacheEntry
@@ -45,16 +46,7 @@ def test_replay_is_legal_and_reproduces_the_answers(num_blocks: int) -> None:
 def test_the_mix_exercises_every_operation_under_pressure() -> None:
     script = workload.record(256, 3000, seed=0)
     names = {name for name, _ in script.ops[script.warmup :]}
-    assert names == {
-        "get",
-        "alloc",
-        "mark_ready",
-        "discard",
-        "pin",
-        "unpin",
-        "pin_if_ready",
-        "has_held_entries",
-    }
+    assert names == SEED_CALLS
     stats = script.stats()
     assert stats.ops == 3000
     assert 0 < stats.hits < stats.lookups

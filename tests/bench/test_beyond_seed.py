@@ -11,6 +11,7 @@ import json
 import tracemalloc
 
 import pytest
+from bench_cli import main
 
 from embedding_cache_checker.bench import (
     beyond,
@@ -51,16 +52,6 @@ TINY_ARGV = [
     "--token-warmup=50",
     "--token-requests=200",
 ]
-
-
-def main(argv: list[str]) -> int:
-    """``embedding-cache`` with only ``bench`` registered (other subcommands may be mid-edit)."""
-    parser = argparse.ArgumentParser(prog="embedding-cache")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    command.add_parser(subparsers)
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
 
 
 def test_traced_bytes_sees_what_is_kept_and_leaves_tracing_as_it_was() -> None:

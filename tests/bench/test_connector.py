@@ -7,14 +7,13 @@ seed 0): a few seconds in all. Nothing is timed.
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest
+from bench_cli import main
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
 from embedding_cache_checker.bench import (
-    command,
     connector,
     connector_leases,
     connector_report,
@@ -41,15 +40,6 @@ needs_leases = pytest.mark.skipif(
 
 def _run(order: str, policy: str, **kwargs: object) -> connector.Counts:
     return connector.simulate(connector.make_requests(SPEC), policy, POOL, order, **kwargs)  # type: ignore[arg-type]
-
-
-def main(argv: list[str]) -> int:
-    """``embedding-cache`` with only ``bench`` registered."""
-    parser = argparse.ArgumentParser(prog="embedding-cache")
-    command.add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
 
 
 def test_requests_are_deterministic_distinct_and_sized() -> None:

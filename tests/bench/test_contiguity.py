@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from bench_cli import SEED_CALLS
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.entry import CacheEntry
@@ -86,16 +87,7 @@ def test_the_shared_mix_is_deterministic_and_the_drop_in_gets_the_seeds_stream()
     ours = shared_mix.record(EmbeddingCache(4096), 8000)
     assert shared_mix.fingerprint(ours) == shared_mix.fingerprint(seed_ops)
     names = {name for name, _ in seed_ops}
-    assert names == {
-        "get",
-        "alloc",
-        "mark_ready",
-        "discard",
-        "pin",
-        "unpin",
-        "pin_if_ready",
-        "has_held_entries",
-    }
+    assert names == SEED_CALLS
     assert shared_mix.fingerprint(seed_ops[:-1]) != shared_mix.fingerprint(seed_ops)
 
 

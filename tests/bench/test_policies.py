@@ -5,7 +5,6 @@ Tiny pools and request counts only; no timing is asserted anywhere.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Callable
@@ -13,11 +12,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from bench_cli import main
 
 from embedding_cache import ADMISSION_FILTERS, EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.entry import CacheEntry
 from embedding_cache_checker.bench import (
-    command,
     hit_ratios,
     implementations,
     plot,
@@ -55,16 +54,6 @@ SMALL_ARGV = [
     "--seed=0",
     "--jobs=1",
 ]
-
-
-def main(argv: list[str]) -> int:
-    """``embedding-cache`` with only ``bench`` registered (other subcommands may be mid-edit)."""
-    parser = argparse.ArgumentParser(prog="embedding-cache")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    command.add_parser(subparsers)
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
 
 
 def _spec(name: str, requests: int = 3000, warmup: int = 1000, seed: int = 0) -> streams.StreamSpec:
