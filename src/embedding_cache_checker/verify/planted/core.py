@@ -225,14 +225,20 @@ def pin_always_uncounts(s: CacheState, key: str) -> None:
 # ---------------------------------------------------------------- pin_if_ready
 
 
+def _pin_if_ready_lookup(s: CacheState, key: str) -> CacheEntry | None:
+    """``pin_if_ready``'s lookup, unchanged (the bugs are after it): a non-str key is a
+    TypeError before the lookup, as in the real one; an absent key is None. O(1)."""
+    if not isinstance(key, str):
+        raise bad_key_error(key, "pin_if_ready")
+    return s.entries.get(key)
+
+
 @contracts.pin_if_ready_contract
 @_raises_like(transitions.pin_if_ready)
 def pin_if_ready_pins_not_ready(s: CacheState, key: str) -> CacheEntry | None:
     """PLANTED BUG (PinIfReadyPinsNotReady): pins an entry whose save is still in flight."""
-    entry = s.entries.get(key)
+    entry = _pin_if_ready_lookup(s, key)
     if entry is None:
-        if not isinstance(key, str):
-            raise bad_key_error(key, "pin_if_ready")
         return None
     count = entry.pin_count  # the bug: no early return when count < 0
     if count >= 0:
@@ -246,10 +252,8 @@ def pin_if_ready_pins_not_ready(s: CacheState, key: str) -> CacheEntry | None:
 @_raises_like(transitions.pin_if_ready)
 def pin_if_ready_forgets_pin(s: CacheState, key: str) -> CacheEntry | None:
     """PLANTED BUG (PinIfReadyForgetsPin): returns a ready entry without pinning it."""
-    entry = s.entries.get(key)
+    entry = _pin_if_ready_lookup(s, key)
     if entry is None:
-        if not isinstance(key, str):
-            raise bad_key_error(key, "pin_if_ready")
         return None
     return entry  # the bug: pin_step(s, key, entry) is missing for a ready entry
 
