@@ -6,7 +6,9 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 from .cluster import DEFAULT_PORT, DistributedError
 from .counterexample import explain_failure
@@ -198,6 +200,17 @@ def run_command(args: argparse.Namespace) -> int:
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
+class _Reported(Protocol):
+    """A mode's result per model: what ``--json`` prints."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+def _print_json(mode: str, results: Sequence[_Reported]) -> None:
+    """``--json`` of a mode other than the plain check: its name and each model's result."""
+    print(json.dumps({"mode": mode, "models": [r.to_json() for r in results]}, indent=2))
+
+
 def _simulate(
     args: argparse.Namespace,
     models: list[Model],
@@ -233,7 +246,7 @@ def _simulate(
         for m in models
     ]
     if args.json:
-        print(json.dumps({"mode": "simulate", "models": [s.to_json() for s in sims]}, indent=2))
+        _print_json("simulate", sims)
     else:
         for s in sims:
             print(
@@ -267,7 +280,7 @@ def _repro(
         if not args.json:
             print(result.line(), flush=True)
     if args.json:
-        print(json.dumps({"mode": "repro", "models": [r.to_json() for r in results]}, indent=2))
+        _print_json("repro", results)
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
@@ -299,7 +312,7 @@ def _distributed(
             print(f"embedding-cache tlc: {m.name}: {exc}", file=sys.stderr)
             return EXIT_SETUP
     if args.json:
-        print(json.dumps({"mode": "distributed", "models": [r.to_json() for r in runs]}, indent=2))
+        _print_json("distributed", runs)
     else:
         print(results_table([r.result for r in runs]))
         for r in runs:
