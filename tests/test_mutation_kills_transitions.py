@@ -7,9 +7,9 @@
 * ``alloc`` tells the policy's ``admit`` hook the new entry's block count.
 * a count that is not an int but has ``__index__`` (a numpy integer) is
   taken at its value, zero included.
-* ``_absent``: the lookup error the planted bodies raise is the one the real
-  transitions raise, a TypeError for a non-str key and an UnknownKeyError
-  (a KeyError naming the operation) for an absent str key.
+* the lookup errors (which the planted bodies' ``_live_entry`` raises alike): a
+  TypeError for a non-str key and an UnknownKeyError (a KeyError naming the
+  operation) for an absent str key.
 
 Found by mutation testing (mutation/SURVIVORS.md).
 """

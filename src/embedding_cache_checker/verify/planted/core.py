@@ -47,11 +47,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 _RAISES = re.compile(r"^[ \t]*Raises:.*", re.MULTILINE | re.DOTALL)
 
 
-def _absent(key: object, operation: str) -> Exception:
-    """The error the real lookups raise: a bad key type, or an absent key. O(1)."""
-    if not isinstance(key, str):
-        return bad_key_error(key, operation)
-    return UnknownKeyError(key, operation)
+def _live_entry(s: CacheState, key: str, operation: str) -> CacheEntry:
+    """The real lookups, unchanged (the bugs are after them): ``key``'s entry, or the
+    error they raise for a bad key type or an absent key. O(1)."""
+    try:
+        return s.entries[key]
+    except (KeyError, TypeError):  # TypeError: an unhashable key
+        if not isinstance(key, str):
+            raise bad_key_error(key, operation) from None
+        raise UnknownKeyError(key, operation) from None
 
 
 def _raises_like(real: Callable[..., Any]) -> Callable[[F], F]:
@@ -150,10 +154,7 @@ def alloc_fail_fast_free_only(s: CacheState, key: str, n_blocks: int) -> CacheEn
 
 def _not_ready_entry(s: CacheState, key: str) -> CacheEntry:
     """``mark_ready``'s lookup and lifecycle check, unchanged. O(1)."""
-    try:
-        entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "mark_ready") from None
+    entry = _live_entry(s, key, "mark_ready")
     if entry.pin_count != NOT_READY:
         raise AlreadyReadyError(key, entry.state_name())
     return entry
@@ -186,10 +187,7 @@ def mark_ready_forgets_policy(s: CacheState, key: str) -> None:
 def pin_keeps_evictable(s: CacheState, key: str) -> None:
     """PLANTED BUG (PinKeepsEvictable): the first pin uncounts the entry but leaves it
     in the policy, where it can still be chosen as a victim."""
-    try:
-        entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "pin") from None
+    entry = _live_entry(s, key, "pin")
     count = entry.pin_count
     if count < 0:
         raise NotReadyError(key, entry.state_name())
@@ -206,10 +204,7 @@ def pin_keeps_evictable(s: CacheState, key: str) -> None:
 def pin_always_uncounts(s: CacheState, key: str) -> None:
     """PLANTED BUG (PinAlwaysDecrements): every pin takes the entry's blocks off the
     evictable count, not only the first."""
-    try:
-        entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "pin") from None
+    entry = _live_entry(s, key, "pin")
     count = entry.pin_count
     if count < 0:
         raise NotReadyError(key, entry.state_name())
@@ -263,10 +258,7 @@ def pin_if_ready_forgets_pin(s: CacheState, key: str) -> CacheEntry | None:
 
 def _unpin_step(s: CacheState, key: str) -> tuple[CacheEntry, int]:
     """``unpin``'s lookup, check and decrement, unchanged; the new count. O(1)."""
-    try:
-        entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "unpin") from None
+    entry = _live_entry(s, key, "unpin")
     count = entry.pin_count
     if count <= 0:
         raise NotPinnedError(key, entry.state_name())
@@ -315,10 +307,7 @@ def unpin_always_releases(s: CacheState, key: str) -> None:
 @_raises_like(transitions.discard)
 def discard_keeps_blocks(s: CacheState, key: str) -> None:
     """PLANTED BUG (DiscardKeepsBlocks): removes the entry but never frees its blocks."""
-    try:
-        entry = s.entries[key]
-    except (KeyError, TypeError):
-        raise _absent(key, "discard") from None
+    entry = _live_entry(s, key, "discard")
     if entry.pin_count != NOT_READY:
         raise DiscardHeldError(key, entry.state_name())
     del s.entries[key]  # the bug: s.free.extend(entry.block_ids) is missing
