@@ -29,11 +29,11 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from embedding_cache.policies import EvictionPolicy, PolicySpec, make_policy
 
@@ -45,6 +45,8 @@ from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
 from .plans import PolicyPlan, plan_for
 from .replay import policy_constants
 from .trace_rules import SEED_RULE, TraceRule, trace_rule
+
+V = TypeVar("V")
 
 #: The root module TLC checks, and the generated modules it extends.
 TRACE_SPEC, TRACE_DATA, TRACE_POLICY = "EmbeddingCacheTrace", "TraceData", "TracePolicy"
@@ -416,21 +418,32 @@ def validate_traces(
     Raises:
         PlanError: the manifest gives the policy no TLA+ module (``plans.plan_for``).
     """
-    batches: dict[tuple[int, TraceRule, bool], list[int]] = {}
-    for index, (trace, num_blocks, rule) in enumerate(traces):
-        batches.setdefault((num_blocks, rule, has_leases(trace)), []).append(index)
 
-    def check(item: tuple[tuple[int, TraceRule, bool], list[int]]) -> list[TraceVerdict]:
-        (num_blocks, rule, _), indices = item
+    def check(indices: list[int]) -> list[TraceVerdict]:
+        num_blocks, rule = traces[indices[0]][1:]
         batch = [traces[i][0] for i in indices]
         return _run_batch(batch, num_blocks, tla_dir, eviction, rule, timeout)
 
-    verdicts: dict[int, TraceVerdict] = {}
+    keys = [(num_blocks, rule, has_leases(trace)) for trace, num_blocks, rule in traces]
+    return map_batches(keys, check, workers)
+
+
+def map_batches(
+    keys: Sequence[Hashable], run: Callable[[list[int]], Sequence[V]], workers: int = 1
+) -> list[V]:
+    """``run`` on the indices of ``keys`` grouped by equal key (in first-seen order),
+    ``workers`` groups at a time on threads (each group's work is a TLC process); each
+    index's result, in index order. ``run`` must give one result per index it gets.
+    O(len(keys)) here, plus the runs."""
+    groups: dict[Hashable, list[int]] = {}
+    for index, key in enumerate(keys):
+        groups.setdefault(key, []).append(index)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        checked = list(pool.map(check, batches.items()))
-    for indices, batch_verdicts in zip(batches.values(), checked, strict=True):
-        verdicts.update(zip(indices, batch_verdicts, strict=True))
-    return [verdicts[i] for i in range(len(traces))]
+        done = list(pool.map(run, groups.values()))
+    results: dict[int, V] = {}
+    for indices, group_results in zip(groups.values(), done, strict=True):
+        results.update(zip(indices, group_results, strict=True))
+    return [results[i] for i in range(len(keys))]
 
 
 def validate_trace(
