@@ -151,28 +151,21 @@ def test_tiny_graph_catches_a_wrong_operation(
     )
 
 
+def _replay_alloc_returns_ready(**options: Any) -> ReplayReport:
+    """The tiny graph replayed with an alloc that returns a ready entry (every alloc edge
+    mismatches), with ``replay_graph``'s ``options``."""
+    ops = {**REAL_OPERATIONS, "alloc": _alloc_returns_ready}
+    return replay_graph(TINY, TINY_KEYS, TINY_N, TINY_MAX_PINS, ops, **options)
+
+
 def test_mismatches_beyond_the_limit_are_counted() -> None:
-    report = replay_graph(
-        TINY,
-        TINY_KEYS,
-        TINY_N,
-        TINY_MAX_PINS,
-        {**REAL_OPERATIONS, "alloc": _alloc_returns_ready},
-        max_mismatches=1,
-    )
+    report = _replay_alloc_returns_ready(max_mismatches=1)
     assert [m.step for m in report.mismatches] == ["alloc('k1', 0)", ""]
     assert report.mismatches[1].detail == "... and 1 more"
 
 
 def test_stop_at_first_leaves_edges_unreplayed_and_not_ok() -> None:
-    report = replay_graph(
-        TINY,
-        TINY_KEYS,
-        TINY_N,
-        TINY_MAX_PINS,
-        {**REAL_OPERATIONS, "alloc": _alloc_returns_ready},
-        stop_at_first=True,
-    )
+    report = _replay_alloc_returns_ready(stop_at_first=True)
     assert len(report.mismatches) == 1 and report.edges_replayed == 1 and not report.ok
 
 
