@@ -13,7 +13,12 @@ after every step too, in every build. Rules are named after the methods;
 each docstring names the TLA+ action it exercises.
 
 One machine per policy of ``EVICTION_POLICIES`` (``machine_for``; the
-TestCases are generated in a loop below), on pools of at most 12 blocks.
+TestCases are generated in a loop below), on pools of at most 12 blocks, and
+one more per policy with the doorkeeper (spec/SPEC.md section 13): its model
+keeps the door (capacity 1, 2, 3 or the default, drawn per run, so the door
+overflows) and declines exactly when the section says; the door is compared
+after every step. Contiguity is not driven here: the model does not choose
+block ids, and the rule reads them.
 gdsf's cache is built with small ``scale``/``max_freq`` drawn per run
 (``functools.partial(GdsfPolicy, ...)``) so that priorities tie and use
 counts hit their cap; some runs use the name and the defaults.
@@ -31,12 +36,14 @@ Non-vacuity: every planted bug of the catalogue (``embedding_cache_checker.verif
 that the stateful layer must catch makes the machine fail, under every policy it
 applies to: the shared core's transition bugs under each policy, and each
 policy's own order bugs (e.g. fifo inserting at the head, gdsf forgetting to
-raise its clock or ignoring uses, s3fifo ignoring its ghost or never promoting).
+raise its clock or ignoring uses, s3fifo ignoring its ghost or never promoting),
+and the admission bugs in the doorkeeper machines.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -54,9 +61,11 @@ from hypothesis.stateful import (
 from reference_models import REFERENCE_MODELS, ExpectedError, Model
 
 from embedding_cache import (
+    ADMISSION_FILTERS,
     ALLOCATORS,
     EVICTION_POLICIES,
     CacheEntry,
+    Doorkeeper,
     EmbeddingCache,
     EvictionPolicy,
     InvariantViolationError,
@@ -64,6 +73,7 @@ from embedding_cache import (
     LifecycleError,
     UnknownKeyError,
 )
+from embedding_cache.admission import DOOR_PER_BLOCK, MIN_DOOR, AdmissionSpec
 from embedding_cache.policies import PolicySpec
 from embedding_cache_checker.abstraction import (
     AbstractEntry,
@@ -139,6 +149,9 @@ class CacheMachine(RuleBasedStateMachine):
     policy_class: type[EvictionPolicy] = EVICTION_POLICIES["fifo"]
     #: The policy's parameters, drawn once per run.
     params: st.SearchStrategy[Params] = st.just({})
+    #: The doorkeeper class the cache runs with (None: the seed's rule; a planted bug's
+    #: broken subclass); the model keeps a door iff set (the one filter it models).
+    admission: type[Doorkeeper] | None = None
 
     def __init__(self) -> None:
         super().__init__()  # ``init`` (an initialize step, so always run) replaces these
@@ -171,18 +184,20 @@ class CacheMachine(RuleBasedStateMachine):
         # Both allocators under every policy: the model predicts counts, not ids.
         allocator = data.draw(st.sampled_from(sorted(ALLOCATORS)), label="allocator")
         name = self.policy_class.name
+        door, capacity = self._door(num_blocks, data)
         self.cache = self.cache_class(
             num_blocks,
             eviction=eviction_for(self.policy_class, params),
             allocator=allocator,
             clock=self.clock,
+            admission=door,
         )
         other = EmbeddingCache(1, clock=self.clock)
         other.alloc("x", 0)
         other.mark_ready("x")
         self.foreign = other.lease("x", 1)
         assert (self.cache.eviction, self.cache.allocator) == (name, allocator)
-        self.model = Model(num_blocks, REFERENCE_MODELS[name](num_blocks, **params))
+        self.model = Model(num_blocks, REFERENCE_MODELS[name](num_blocks, **params), capacity)
         for key, n_blocks, uses in warmup:
             if key in self.model.entries or n_blocks > num_blocks:
                 continue
@@ -196,6 +211,18 @@ class CacheMachine(RuleBasedStateMachine):
                 self._both("unpin", key)
             self.invariant_sweep()
             self.model_agrees()
+
+    def _door(
+        self, num_blocks: int, data: st.DataObject
+    ) -> tuple[Callable[[int], Doorkeeper] | None, int | None]:
+        """The cache's ``admission=`` and the model's door capacity: the filter with a
+        drawn capacity (small ones, so the door overflows, or the default), or none."""
+        if self.admission is None:
+            return None, None
+        drawn = data.draw(st.sampled_from((1, 2, 3, None)), label="door capacity")
+        if drawn is None:
+            return self.admission, max(MIN_DOOR, int(num_blocks * DOOR_PER_BLOCK))
+        return functools.partial(self.admission, capacity=drawn), drawn
 
     # -- the lockstep call
 
@@ -507,6 +534,10 @@ class CacheMachine(RuleBasedStateMachine):
         assert got.held == expected.held, "model disagrees: has_held_entries"
         assert got == expected, "model disagrees: abstract state"
         assert cache._state.evictable_blocks == model.evictable(), "model disagrees: evictable"
+        door = cache._state.admission
+        got_door = None if door is None else door.abstract()
+        want_door = None if model.door is None else tuple(model.door)
+        assert got_door == want_door, f"model disagrees: door {got_door}, model {want_door}"
 
     def _entries_agree(self) -> None:
         """Each key's entry: presence, pins, flags and block ids (HeldBlocksStableProp)."""
@@ -559,15 +590,20 @@ def machine_for(
     params: st.SearchStrategy[Params] | None = None,
     cache_class: type[EmbeddingCache] = EmbeddingCache,
     label: str = "",
+    admission: AdmissionSpec = None,
 ) -> type[CacheMachine]:
     """The state machine for ``policy`` (a real one or a planted bug), whose reference
-    model is the one registered under ``policy.name``."""
+    model is the one registered under ``policy.name``; with ``admission`` (a filter's
+    name or class), the cache runs with that filter and the model keeps its door."""
     if params is None:
         params = POLICY_PARAMS.get(policy.name, st.just({}))
+    door = ADMISSION_FILTERS[admission] if isinstance(admission, str) else admission
+    if door is not None and not (isinstance(door, type) and issubclass(door, Doorkeeper)):
+        raise TypeError(f"the model knows the doorkeeper only, not {door!r}")
     return type(
         f"CacheMachine_{label or policy.name}",
         (CacheMachine,),
-        {"policy_class": policy, "params": params, "cache_class": cache_class},
+        {"policy_class": policy, "params": params, "cache_class": cache_class, "admission": door},
     )
 
 
@@ -576,12 +612,15 @@ def machine_for(
 _PROFILE = settings()  # the loaded profile (conftest.py)
 STEPS = settings(stateful_step_count=2 * _PROFILE.stateful_step_count)
 
-# One TestCase per registered policy: TestCacheMachine_fifo, _gdsf, _s3fifo, ...
+# One TestCase per registered policy, and one per policy with the doorkeeper:
+# TestCacheMachine_fifo, ..., TestCacheMachine_fifo_doorkeeper, ...
 for _name, _policy in EVICTION_POLICIES.items():
-    _case = machine_for(_policy).TestCase
-    _case.settings = STEPS
-    globals()[f"TestCacheMachine_{_name}"] = _case
-del _name, _policy, _case
+    for _door in (None, Doorkeeper.name):
+        _label = _name if _door is None else f"{_name}_{_door}"
+        _case = machine_for(_policy, label=_label, admission=_door).TestCase
+        _case.settings = STEPS
+        globals()[f"TestCacheMachine_{_label}"] = _case
+del _name, _policy, _door, _label, _case
 
 
 def test_every_policy_has_a_reference_model_and_planted_bugs_of_its_own() -> None:
@@ -592,6 +631,8 @@ def test_every_policy_has_a_reference_model_and_planted_bugs_of_its_own() -> Non
         assert model.name == name  # type: ignore[attr-defined]
     own = {policy for bug, policy in STATEFUL_BUGS if bug.kind == "policy"}
     assert own == set(EVICTION_POLICIES)
+    # The model's door is the doorkeeper's: a new filter needs a model of its own here.
+    assert set(ADMISSION_FILTERS) == {Doorkeeper.name}
 
 
 # ---------------------------------------------------------------- non-vacuity
@@ -626,6 +667,7 @@ def bug_machine(bug: PlantedBug, policy: str) -> type[CacheMachine]:
         st.just(bug.params),
         cache_class=bug.cache_class(policy, checked=False),
         label=f"{bug.name}_{policy}",
+        admission=bug.admission_spec(),
     )
 
 

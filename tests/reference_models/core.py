@@ -60,11 +60,17 @@ class Model:
     Each operation is O(entries) or O(entries * victims); the pools are tiny.
     """
 
-    def __init__(self, num_blocks: int, policy: PolicyModel) -> None:
+    def __init__(
+        self, num_blocks: int, policy: PolicyModel, door_capacity: int | None = None
+    ) -> None:
         self.num_blocks = num_blocks
         self.free = num_blocks
         self.entries: dict[str, ModelEntry] = {}
         self.policy = policy
+        #: The doorkeeper's door (spec/SPEC.md section 13), oldest first, when the cache
+        #: runs with one (``door_capacity`` keys); None for the seed's rule.
+        self.door: list[str] | None = None if door_capacity is None else []
+        self.door_capacity = door_capacity or 0
         #: The clock (the test moves it) and the live leases: id -> (key, deadline).
         self.now = 0.0
         self.leases: dict[int, tuple[str, float]] = {}
@@ -91,7 +97,8 @@ class Model:
         return self.entries[key]
 
     def alloc(self, key: object, n: object) -> str | None:
-        """Alloc / AllocFail, evicting the policy's victims until n blocks are free."""
+        """Alloc / AllocFail, evicting the policy's victims until n blocks are free; with a
+        door, AllocDecline too."""
         if not isinstance(key, str) or isinstance(n, bool) or not isinstance(n, int):
             raise ExpectedError(TypeError)
         if n < 0:
@@ -102,6 +109,17 @@ class Model:
             raise ExpectedError(CapacityError, "absent")
         if self.free + self.evictable() < n:
             return None
+        door = self.door
+        if door is not None:
+            # AllocDecline: an alloc that would have to evict (it could: checked above)
+            # of a key not at the door is declined, and the key joins the door.
+            if self.free < n and key not in door:
+                door.append(key)
+                if len(door) > self.door_capacity:
+                    del door[0]  # the oldest leaves a full door
+                return None
+            if key in door:
+                door.remove(key)  # admitted: off the door
         while self.free < n:
             victim = self.policy.evict()
             assert self.entries[victim].pins == 0, f"model: the policy model evicted {victim!r}"

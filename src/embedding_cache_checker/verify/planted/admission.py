@@ -8,12 +8,12 @@ models of tla/admission/ (linked by ``tla_model``). Shared bugs: the filter
 talks to the policy through nothing, so each is a bug under every policy.
 
 The contracts catch all three (the checked builds; ``run_witness``), and so
-does trace validation: a trace recorded with the doorkeeper is checked
-against tla/admission/'s rule, its door included (tla/trace's ``RuleTakes``
-and ``RuleReturnsNone``). The other layers do not drive admission yet
-(``WHY_BLIND``): the stateful machine's reference models and the
-state-graph replay know no ``AllocDecline``, and CrossHair builds its states
-without a filter.
+do trace validation (a trace recorded with the doorkeeper is checked against
+tla/admission/'s rule, its door included: tla/trace's ``RuleTakes`` and
+``RuleReturnsNone``) and the stateful machine (its reference model keeps the
+door and declines as section 13 says; tests/test_stateful.py). The other
+layers do not drive admission yet (``WHY_BLIND``): the state-graph replay
+knows no ``AllocDecline``, and CrossHair builds its states without a filter.
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ from .bug import LAYERS, Call, Kind, PlantedBug
 from .core import _alloc_checks, _raises_like, _take
 
 #: The layers that catch admission bugs; the others are blind to them (for now).
-CATCHING = ("contracts", "traces")
+CATCHING = ("contracts", "stateful", "traces")
 #: Why the other layers are blind to admission bugs (for now).
 WHY_BLIND = (
-    "admission is driven only through the contracts and the traces so far: the "
-    "stateful machine's reference models and the replay know no AllocDecline yet, and "
-    "CrossHair builds states without a filter; the TLA+ bug models of tla/admission/ "
-    "plant the same mistakes"
+    "admission is driven only through the contracts, the stateful machine and the "
+    "traces so far: the replay knows no AllocDecline yet, and CrossHair builds states "
+    "without a filter; the TLA+ bug models of tla/admission/ plant the same mistakes"
 )
 
 
