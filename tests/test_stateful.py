@@ -136,6 +136,10 @@ def eviction_for(policy: type[EvictionPolicy], params: Params) -> PolicySpec:
 # ---------------------------------------------------------------- the machine
 
 
+#: Contiguity's k under the seed's rule: 0, no extra victims.
+SEED_RULE: st.SearchStrategy[int] = st.just(0)
+
+
 class CacheMachine(RuleBasedStateMachine):
     """Drives ``cache_class`` with ``policy_class`` and the reference models in lockstep.
 
@@ -152,6 +156,8 @@ class CacheMachine(RuleBasedStateMachine):
     #: The doorkeeper class the cache runs with (None: the seed's rule; a planted bug's
     #: broken subclass); the model keeps a door iff set (the one filter it models).
     admission: type[Doorkeeper] | None = None
+    #: The contiguity bound k, drawn once per run (k > 0 runs on the extents allocator).
+    contiguity: st.SearchStrategy[int] = SEED_RULE
 
     def __init__(self) -> None:
         super().__init__()  # ``init`` (an initialize step, so always run) replaces these
@@ -182,7 +188,10 @@ class CacheMachine(RuleBasedStateMachine):
         """
         params = data.draw(self.params, label="params")
         # Both allocators under every policy: the model predicts counts, not ids.
-        allocator = data.draw(st.sampled_from(sorted(ALLOCATORS)), label="allocator")
+        k = data.draw(self.contiguity, label="contiguity")
+        allocator = (
+            "extents" if k else data.draw(st.sampled_from(sorted(ALLOCATORS)), label="allocator")
+        )
         name = self.policy_class.name
         door, capacity = self._door(num_blocks, data)
         self.cache = self.cache_class(
@@ -191,13 +200,15 @@ class CacheMachine(RuleBasedStateMachine):
             allocator=allocator,
             clock=self.clock,
             admission=door,
+            contiguity=k,
         )
         other = EmbeddingCache(1, clock=self.clock)
         other.alloc("x", 0)
         other.mark_ready("x")
         self.foreign = other.lease("x", 1)
         assert (self.cache.eviction, self.cache.allocator) == (name, allocator)
-        self.model = Model(num_blocks, REFERENCE_MODELS[name](num_blocks, **params), capacity)
+        policy_model = REFERENCE_MODELS[name](num_blocks, **params)
+        self.model = Model(num_blocks, policy_model, capacity, k)
         for key, n_blocks, uses in warmup:
             if key in self.model.entries or n_blocks > num_blocks:
                 continue
@@ -343,6 +354,24 @@ class CacheMachine(RuleBasedStateMachine):
             )
             if ready:
                 self._both("mark_ready", key)
+
+    @precondition(lambda self: self.model.contiguity and self._absent_keys())
+    @rule(pick=st.integers(0, len(KEYS) - 1), more=st.integers(0, 3))
+    def alloc_in_pieces(self, pick: int, more: int) -> None:
+        """Alloc (contiguity runs only) of an absent key longer than the longest free run,
+        so that phase 2 of section 14.1 has work: n = that run + 1 + more, capped at the
+        free count when the free ids are in pieces (the alloc fits, but only in pieces),
+        else at free + evictable (it evicts, and is not short). MarkReady follows."""
+        absent = self._absent_keys()
+        key = absent[pick % len(absent)]
+        model = self.model
+        longest = model.longest_run()
+        cap = model.free if model.free > longest else model.free + model.evictable()
+        n_blocks = min(longest + 1 + more, cap)
+        entry = self._both("alloc", key, n_blocks)
+        if isinstance(entry, CacheEntry):
+            self.model.entries[key].blocks = entry.block_ids
+            self._both("mark_ready", key)
 
     @precondition(lambda self: self.model.keys_where("ready"))
     @rule(pick=st.integers(0, len(KEYS) - 1), times=st.integers(1, 4))
@@ -591,10 +620,12 @@ def machine_for(
     cache_class: type[EmbeddingCache] = EmbeddingCache,
     label: str = "",
     admission: AdmissionSpec = None,
+    contiguity: st.SearchStrategy[int] = SEED_RULE,
 ) -> type[CacheMachine]:
     """The state machine for ``policy`` (a real one or a planted bug), whose reference
     model is the one registered under ``policy.name``; with ``admission`` (a filter's
-    name or class), the cache runs with that filter and the model keeps its door."""
+    name or class), the cache runs with that filter and the model keeps its door; with
+    ``contiguity`` (the bounds k a run draws), the extents allocator and that rule."""
     if params is None:
         params = POLICY_PARAMS.get(policy.name, st.just({}))
     door = ADMISSION_FILTERS[admission] if isinstance(admission, str) else admission
@@ -603,7 +634,13 @@ def machine_for(
     return type(
         f"CacheMachine_{label or policy.name}",
         (CacheMachine,),
-        {"policy_class": policy, "params": params, "cache_class": cache_class, "admission": door},
+        {
+            "policy_class": policy,
+            "params": params,
+            "cache_class": cache_class,
+            "admission": door,
+            "contiguity": contiguity,
+        },
     )
 
 
@@ -612,15 +649,22 @@ def machine_for(
 _PROFILE = settings()  # the loaded profile (conftest.py)
 STEPS = settings(stateful_step_count=2 * _PROFILE.stateful_step_count)
 
-# One TestCase per registered policy, and one per policy with the doorkeeper:
-# TestCacheMachine_fifo, ..., TestCacheMachine_fifo_doorkeeper, ...
+#: The rule variants each policy's machine runs under: the seed's rule, the doorkeeper
+#: (section 13), contiguity with k of 1 to 3 (section 14).
+VARIANTS: dict[str, dict[str, Any]] = {
+    "": {},
+    "_doorkeeper": {"admission": Doorkeeper.name},
+    "_contiguity": {"contiguity": st.integers(1, 3)},
+}
+
+# One TestCase per registered policy and variant: TestCacheMachine_fifo,
+# TestCacheMachine_fifo_doorkeeper, TestCacheMachine_fifo_contiguity, ...
 for _name, _policy in EVICTION_POLICIES.items():
-    for _door in (None, Doorkeeper.name):
-        _label = _name if _door is None else f"{_name}_{_door}"
-        _case = machine_for(_policy, label=_label, admission=_door).TestCase
+    for _variant, _rule in VARIANTS.items():
+        _case = machine_for(_policy, label=_name + _variant, **_rule).TestCase
         _case.settings = STEPS
-        globals()[f"TestCacheMachine_{_label}"] = _case
-del _name, _policy, _door, _label, _case
+        globals()[f"TestCacheMachine_{_name}{_variant}"] = _case
+del _name, _policy, _variant, _rule, _case
 
 
 def test_every_policy_has_a_reference_model_and_planted_bugs_of_its_own() -> None:
@@ -668,6 +712,7 @@ def bug_machine(bug: PlantedBug, policy: str) -> type[CacheMachine]:
         cache_class=bug.cache_class(policy, checked=False),
         label=f"{bug.name}_{policy}",
         admission=bug.admission_spec(),
+        contiguity=st.just(bug.contiguity),
     )
 
 

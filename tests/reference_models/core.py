@@ -61,7 +61,11 @@ class Model:
     """
 
     def __init__(
-        self, num_blocks: int, policy: PolicyModel, door_capacity: int | None = None
+        self,
+        num_blocks: int,
+        policy: PolicyModel,
+        door_capacity: int | None = None,
+        contiguity: int = 0,
     ) -> None:
         self.num_blocks = num_blocks
         self.free = num_blocks
@@ -71,6 +75,8 @@ class Model:
         #: runs with one (``door_capacity`` keys); None for the seed's rule.
         self.door: list[str] | None = None if door_capacity is None else []
         self.door_capacity = door_capacity or 0
+        #: The contiguity bound k (section 14); 0 is the seed's rule.
+        self.contiguity = contiguity
         #: The clock (the test moves it) and the live leases: id -> (key, deadline).
         self.now = 0.0
         self.leases: dict[int, tuple[str, float]] = {}
@@ -98,7 +104,8 @@ class Model:
 
     def alloc(self, key: object, n: object) -> str | None:
         """Alloc / AllocFail, evicting the policy's victims until n blocks are free; with a
-        door, AllocDecline too."""
+        door, AllocDecline too; with contiguity, up to k extra victims until a free run
+        of n exists."""
         if not isinstance(key, str) or isinstance(n, bool) or not isinstance(n, int):
             raise ExpectedError(TypeError)
         if n < 0:
@@ -121,13 +128,37 @@ class Model:
             if key in door:
                 door.remove(key)  # admitted: off the door
         while self.free < n:
-            victim = self.policy.evict()
-            assert self.entries[victim].pins == 0, f"model: the policy model evicted {victim!r}"
-            self.free += self.entries.pop(victim).n_blocks
+            self._evict()
+        # Contiguity (section 14.1), phase 2: up to k extra victims, in the policy's
+        # order, while no free run of n exists and some entry is evictable.
+        for _ in range(self.contiguity):
+            if self._has_run(n) or not any(e.pins == 0 for e in self.entries.values()):
+                break
+            self._evict()
         self.free -= n
         self.entries[key] = ModelEntry(pins=-1, n_blocks=n)
         self.policy.admit(key, n)
         return "entry"
+
+    def _evict(self) -> None:
+        """Evict: the policy model's next victim leaves; its blocks are free."""
+        victim = self.policy.evict()
+        assert self.entries[victim].pins == 0, f"model: the policy model evicted {victim!r}"
+        self.free += self.entries.pop(victim).n_blocks
+
+    def _has_run(self, n: int) -> bool:
+        """HasRun(free, n): n consecutive free ids; true for n = 0."""
+        return self.longest_run() >= n
+
+    def longest_run(self) -> int:
+        """The length of the longest run of consecutive free ids, the free ids being those
+        no live entry holds (the ids the cache returned, as recorded)."""
+        owned = {b for e in self.entries.values() for b in e.blocks}
+        longest = length = 0
+        for block in range(self.num_blocks):
+            length = 0 if block in owned else length + 1
+            longest = max(longest, length)
+        return longest
 
     def mark_ready(self, key: object) -> None:
         """MarkReady: the entry joins E."""
