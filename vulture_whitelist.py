@@ -6,7 +6,6 @@ cannot see. This file is only parsed (by vulture), never imported.
 
 # Hypothesis calls a RuleBasedStateMachine's @rule methods by name, and its teardown
 # (tests/test_stateful.py, tests/verify/test_traces.py).
-_.alloc_in_pieces
 _.any_key
 _.bad_arguments
 _.bad_lease_arguments

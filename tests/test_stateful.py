@@ -355,24 +355,6 @@ class CacheMachine(RuleBasedStateMachine):
             if ready:
                 self._both("mark_ready", key)
 
-    @precondition(lambda self: self.model.contiguity and self._absent_keys())
-    @rule(pick=st.integers(0, len(KEYS) - 1), more=st.integers(0, 3))
-    def alloc_in_pieces(self, pick: int, more: int) -> None:
-        """Alloc (contiguity runs only) of an absent key longer than the longest free run,
-        so that phase 2 of section 14.1 has work: n = that run + 1 + more, capped at the
-        free count when the free ids are in pieces (the alloc fits, but only in pieces),
-        else at free + evictable (it evicts, and is not short). MarkReady follows."""
-        absent = self._absent_keys()
-        key = absent[pick % len(absent)]
-        model = self.model
-        longest = model.longest_run()
-        cap = model.free if model.free > longest else model.free + model.evictable()
-        n_blocks = min(longest + 1 + more, cap)
-        entry = self._both("alloc", key, n_blocks)
-        if isinstance(entry, CacheEntry):
-            self.model.entries[key].blocks = entry.block_ids
-            self._both("mark_ready", key)
-
     @precondition(lambda self: self.model.keys_where("ready"))
     @rule(pick=st.integers(0, len(KEYS) - 1), times=st.integers(1, 4))
     def use(self, pick: int, times: int) -> None:
