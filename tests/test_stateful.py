@@ -17,8 +17,9 @@ TestCases are generated in a loop below), on pools of at most 12 blocks, and
 one more per policy with the doorkeeper (spec/SPEC.md section 13): its model
 keeps the door (capacity 1, 2, 3 or the default, drawn per run, so the door
 overflows) and declines exactly when the section says; the door is compared
-after every step. Contiguity is not driven here: the model does not choose
-block ids, and the rule reads them.
+after every step; and one more per policy with contiguity (section 14, k of 1
+to 3 on the extents pool): the model runs the extra-eviction phase on the
+block ids it recorded, whose free runs it reads.
 gdsf's cache is built with small ``scale``/``max_freq`` drawn per run
 (``functools.partial(GdsfPolicy, ...)``) so that priorities tie and use
 counts hit their cap; some runs use the name and the defaults.
@@ -37,7 +38,7 @@ that the stateful layer must catch makes the machine fail, under every policy it
 applies to: the shared core's transition bugs under each policy, and each
 policy's own order bugs (e.g. fifo inserting at the head, gdsf forgetting to
 raise its clock or ignoring uses, s3fifo ignoring its ghost or never promoting),
-and the admission bugs in the doorkeeper machines.
+and the admission and contiguity bugs in their machines.
 """
 
 from __future__ import annotations

@@ -336,7 +336,7 @@ class _LeaseReplay:
     def __init__(
         self, graph: StateGraph, table: Operations, policy_vars: tuple[str, ...], limit: int
     ) -> None:
-        self.graph, self.table, self.policy_vars, self.limit = graph, table, policy_vars, limit
+        self.graph, self.table, self.policy_vars = graph, table, policy_vars
         self.report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
         self.spec: dict[str, tuple[AbstractState, SpecLeases]] = {}
         self.outgoing: dict[str, list[str]] = {}
