@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from embedding_cache import EmbeddingCache
 from embedding_cache.build import CHECKED
-from embedding_cache.free_blocks import FreeBlocks, FreeStack, runs_of
+from embedding_cache.free_blocks import EXACT_LENGTHS, FreeBlocks, FreeStack, runs_of
 from embedding_cache.policies import PolicySpec
 from embedding_cache.verification import state_of
 from embedding_cache_checker.tlc.manifest import find_tla_dir, load_manifest
@@ -86,7 +86,9 @@ def test_a_bad_contiguity_is_a_typed_error_naming_it(
     ("k", "ids", "left"),
     [
         (0, (0, 1, 4), {"b", "c"}),  # needed only: two runs
-        (1, (0, 1, 4), {"c"}),  # b extra, still no run of 3 ({0, 1, 3, 4}): k reached
+        # b extra, still no run of 3 ({0, 1} and {3, 4}): k reached; the longest, most
+        # recently freed first ({3, 4}), then the rest cut from the back of {0, 1}
+        (1, (1, 3, 4), {"c"}),
         (2, (2, 3, 4), set()),  # c extra too: {0..4} holds a run, taken by best fit
         (4, (2, 3, 4), set()),  # ends at the run (and at no victim left), not at k
     ],
@@ -177,16 +179,19 @@ def test_has_run_is_exact_on_both_pools(free_ids: list[int], n: int) -> None:
 
 
 def test_has_run_finds_a_fit_beyond_the_bounded_best_fit_scan() -> None:
-    # 20 free extents of 4 ids and one of 7, all in size class 2, nothing above: the
-    # bounded scan (FIT_SCAN = 16) would miss the 7; has_run and take look at all.
-    pool = FreeBlocks(200)
-    pool.take(200)
-    for start in range(0, 200, 8):
-        if start < 160:
-            pool.give(range(start, start + 4))
-    pool.give(range(170, 177))
-    assert pool.has_run(7) and not pool.has_run(8)
-    assert pool.take(7) == tuple(range(170, 177))
+    # Above the exact lengths (EXACT_LENGTHS) extents are indexed by size class: 20 free
+    # extents of 8,192 ids and one of 8,200, all in class 13, nothing above: the bounded
+    # scan (FIT_SCAN = 16) would miss the 8,200; has_run and take look at all of it.
+    big = 8192
+    assert big > EXACT_LENGTHS
+    pool = FreeBlocks(21 * (big + 8) + 16)
+    pool.take(len(pool))
+    pool.give(range(0, big + 8))  # the fitting one first: the last the scan meets
+    for i in range(1, 21):
+        start = i * (big + 16)
+        pool.give(range(start, start + big))
+    assert pool.has_run(big + 8) and not pool.has_run(big + 9)
+    assert pool.take(big + 8) == tuple(range(big + 8))
 
 
 # ---------------------------------------------------------------- random calls

@@ -17,7 +17,14 @@ import pytest
 from free_pools import pool_with_extents
 
 from embedding_cache import CHECKED
-from embedding_cache.free_blocks import FIT_SCAN, FreeBlocks, FreeStack, make_free_pool
+from embedding_cache.free_blocks import (
+    EXACT_LENGTHS,
+    FIT_SCAN,
+    FreeBlocks,
+    FreeStack,
+    TrackedFreeBlocks,
+    make_free_pool,
+)
 
 
 def _map_agrees(fb: FreeBlocks, num_blocks: int) -> None:
@@ -67,7 +74,7 @@ def test_untracked_just_freed_only_counts() -> None:
 
 
 def test_tracked_just_freed_knows_which_ids_are_free() -> None:
-    fb = FreeBlocks(8, track=True)
+    fb = TrackedFreeBlocks(8)
     ids = fb.take(3)
     assert not fb.just_freed(ids) and fb.just_freed((0, 1))
     assert not fb.just_freed((-1,)) and not fb.just_freed((8,))
@@ -78,7 +85,7 @@ def test_tracked_just_freed_knows_which_ids_are_free() -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_the_tracked_map_follows_every_take_and_give(seed: int) -> None:
     rng = random.Random(seed)
-    fb = FreeBlocks(24, track=True)
+    fb = TrackedFreeBlocks(24)
     owned: list[tuple[int, ...]] = []
     for _ in range(60):
         if owned and (rng.random() < 0.5 or not len(fb)):
@@ -89,7 +96,7 @@ def test_the_tracked_map_follows_every_take_and_give(seed: int) -> None:
 
 
 def test_the_tracked_map_of_a_pool_longer_than_one_fill_slice() -> None:
-    fb = FreeBlocks(5000, track=True)  # marking 5000 ids free takes more than one 4096-byte slice
+    fb = TrackedFreeBlocks(5000)  # marking 5000 ids free takes more than one 4096-byte slice
     _map_agrees(fb, 5000)
     ids = fb.take(4500)
     fb.give(ids)
@@ -97,7 +104,7 @@ def test_the_tracked_map_of_a_pool_longer_than_one_fill_slice() -> None:
 
 
 def test_a_copy_keeps_tracking_exactly() -> None:
-    fb = FreeBlocks(8, track=True)
+    fb = TrackedFreeBlocks(8)
     taken = fb.take(3)
     twin = fb.copy()
     assert not twin.just_freed(taken)  # 5 ids are free, but not these
@@ -108,36 +115,44 @@ def test_a_copy_keeps_tracking_exactly() -> None:
     assert not fb.just_freed(taken)
 
 
-def _own_class_pool(fits_at: int) -> tuple[FreeBlocks, tuple[int, ...]]:
-    """Free extents of 2 ids (class 1), with one of 3 ids (class 1 too) in place
-    ``fits_at`` of the class; 3 ids of no larger class are free."""
-    fb, extents = pool_with_extents([2] * fits_at + [3])
-    return fb, extents[-1]
+#: Extents this long are indexed by size class (13: 8,192 .. 16,383), where best fit is
+#: bounded to FIT_SCAN extents; shorter ones by exact length.
+BIG = 2 * EXACT_LENGTHS
+
+
+def _own_class_pool(fits_at: int, *, longer: int = 0) -> tuple[FreeBlocks, tuple[int, ...]]:
+    """Free extents of BIG ids, with one of BIG + 1 ids (the same size class) the
+    ``fits_at``-th that the class's bounded scan meets (it meets the most recently
+    freed first); and, when ``longer``, one extent of that many ids freed first."""
+    scan_order = [BIG] * fits_at + [BIG + 1]
+    fb, extents = pool_with_extents(([longer] if longer else []) + scan_order[::-1])
+    return fb, extents[1 if longer else 0]
 
 
 @pytest.mark.parametrize("fits_at", [0, 1, FIT_SCAN - 1])
 def test_a_take_fits_whole_in_a_long_enough_extent_of_its_own_class(fits_at: int) -> None:
-    fb, three = _own_class_pool(fits_at)
-    assert fb.take(3) == three
+    fb, fitting = _own_class_pool(fits_at)
+    assert fb.take(BIG + 1) == fitting
 
 
 def test_the_own_class_scan_gives_up_after_fit_scan_extents_when_a_longer_class_is_free() -> None:
-    # The one extent of its class that fits is the (FIT_SCAN + 1)th: the bounded scan
-    # does not reach it, and carves the 3 ids from the shortest extent of the class above.
-    fb, extents = pool_with_extents([2] * FIT_SCAN + [3, 8])
-    three, eight = extents[-2], extents[-1]
-    got = fb.take(3)
-    assert got != three and set(got) <= set(eight)
-    assert len(fb) == 2 * FIT_SCAN + 3 + 8 - 3
+    # The one extent of its class that fits is the (FIT_SCAN + 1)th the bounded scan
+    # meets: it does not reach it, and cuts the ids from the extent of the class above.
+    fb, fitting = _own_class_pool(FIT_SCAN, longer=2 * BIG)
+    longer = fb.extents()[0]
+    assert longer[1] - longer[0] == 2 * BIG
+    got = fb.take(BIG + 1)
+    assert got != fitting and set(got) <= set(range(*longer))
+    assert len(fb) == FIT_SCAN * BIG + (BIG + 1) + 2 * BIG - (BIG + 1)
 
 
 def test_the_own_class_scan_looks_at_all_of_it_when_no_longer_class_is_free() -> None:
     # No class above: the bounded scan would miss the fitting extent and split the ids
     # over several runs, so the last class is scanned whole (has_run is exact).
-    fb, three = _own_class_pool(FIT_SCAN)
-    assert fb.has_run(3) and not fb.has_run(4)
-    assert fb.take(3) == three
-    assert len(fb) == 2 * FIT_SCAN
+    fb, fitting = _own_class_pool(FIT_SCAN)
+    assert fb.has_run(BIG + 1) and not fb.has_run(BIG + 2)
+    assert fb.take(BIG + 1) == fitting
+    assert len(fb) == FIT_SCAN * BIG
 
 
 def test_the_extents_pool_tracks_membership_exactly_in_the_checked_builds() -> None:

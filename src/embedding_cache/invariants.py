@@ -38,7 +38,14 @@ def type_ok(s: CacheState) -> str | None:
 
 
 def block_conservation_inv(s: CacheState) -> str | None:
-    """BlockConservationInv: every id in [0, N) is free or owned by exactly one entry."""
+    """BlockConservationInv: every id in [0, N) is free or owned by exactly one entry.
+
+    The free pool's own structure (the extents' index) is checked first: it is
+    how ``free`` is represented, and a broken index would hide or invent runs.
+    """
+    detail = s.free.check()
+    if detail is not None:
+        return f"the free pool is inconsistent: {detail}"
     seen: dict[int, str] = {}
     for b in s.free:
         if type(b) is not int or not 0 <= b < s.num_blocks:

@@ -124,7 +124,8 @@ class RunSeeker:
 
     def __init__(self, s: CacheState, n: int) -> None:
         free = s.free
-        self._scratch = free.copy(with_map=False) if isinstance(free, FreeBlocks) else free.copy()
+        # The extents without their membership map (a tracked pool's): only runs are asked.
+        self._scratch = FreeBlocks.copy(free) if isinstance(free, FreeBlocks) else free.copy()
         self._entries = s.entries
         self._given = 0
         self._k = s.contiguity

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import contracts
 from .entry import NOT_READY, CacheEntry
@@ -32,6 +32,9 @@ from .errors import (
     UnknownKeyError,
 )
 from .state import CacheState
+
+if TYPE_CHECKING:
+    from .extents import FreeBlocks
 
 # --------------------------------------------------------------------------
 # Argument validation: raised identically in every build, before any change.
@@ -154,11 +157,17 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
             door.declined(key)  # would evict: the filter says not yet [AllocDecline]
             return None
         evict_until(s, n_blocks)
-    if s.contiguity and not free.has_run(n_blocks):  # one O(1) test when a run holds n
-        evict_for_run(s, n_blocks)
+    if s.contiguity:  # the extents pool (validate_contiguity): look for one run first
+        runs = cast("FreeBlocks", free)
+        ids = runs.take_run(n_blocks)
+        if ids is None:  # no free run holds n: evict for one (section 14), then take
+            evict_for_run(s, n_blocks)
+            ids = runs.take(n_blocks)
+    else:
+        ids = free.take(n_blocks)
     # Ascending ids: an evicted entry's blocks go back to the pool in order,
     # so a later alloc of the same size can get them back contiguous.
-    entry = CacheEntry(free.take(n_blocks))
+    entry = CacheEntry(ids)
     entries[key] = entry
     admit = s.on_admit
     if admit is not None:
@@ -191,22 +200,28 @@ def evict_for_run(s: CacheState, n_blocks: int) -> None:
     ``evict_until`` (so enough blocks are free): also by one that needed no
     eviction but finds its blocks only in pieces. The extra victims come in
     the policy's order, as the needed ones; the loop stops at a run, at k, or
-    when the policy has no victim left. O(k x (has_run + blocks of a victim +
-    evict call)).
+    when the policy has no victim left. O(k x (runs of a victim + evict call)),
+    amortized.
     """
+    # evict_one's steps over bound locals (the loop is the contiguous path's hot spot).
+    # Before each victim no free run held n_blocks, so one does after it iff the
+    # extent its blocks merged into does: give returns that length.
+    entries, evict, count = s.entries, s.on_evict, s.evictable_count
+    give = cast("FreeBlocks", s.free).give
     for _ in range(s.contiguity):
-        if not s.evictable_count():
+        if not count():
             return
-        evict_one(s)
-        if s.free.has_run(n_blocks):  # the caller found none before the first victim
+        blocks = entries.pop(evict()[0]).block_ids
+        s.evictable_blocks -= len(blocks)
+        if give(blocks) >= n_blocks:
             return
 
 
 def evict_one(s: CacheState) -> None:
     """Evict the policy's next victim: its blocks back to the pool, uncounted. O(its blocks).
 
-    ``evict_until`` inlines the same steps over bound locals (the default
-    build's hot loop); everything else that evicts one victim calls this.
+    ``evict_until`` and ``evict_for_run`` inline the same steps over bound locals
+    (the hot loops); everything else that evicts one victim calls this.
     """
     blocks = s.entries.pop(s.on_evict()[0]).block_ids
     s.evictable_blocks -= len(blocks)

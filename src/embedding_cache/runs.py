@@ -1,0 +1,44 @@
+"""Runs of consecutive block ids: what a transfer engine sends as one descriptor each."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: A run of consecutive block ids [start, end).
+Run = tuple[int, int]
+
+
+def runs_of(ids: Sequence[int]) -> list[Run]:
+    """The maximal runs of consecutive ids in ``ids`` (ascending, unique).
+
+    O(1) for one run (checked from its ends: an entry allocated from extents
+    usually is one), else O(runs x log len(ids)): ``ids[j] - j`` never falls
+    along ascending unique ids, and stays constant exactly within a run, so
+    each run's end is found by binary search instead of a walk over its ids.
+    """
+    count = len(ids)
+    if not count:
+        return []
+    first, last = ids[0], ids[-1]
+    if last - first + 1 == count:
+        return [(first, last + 1)]
+    out: list[Run] = []
+    i = 0
+    while i < count:
+        start = ids[i]
+        base = start - i  # ids[j] - j == base exactly for the j of this run
+        lo, hi = i, count - 1  # ids[lo] is in the run; find the last index that is
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            if ids[mid] - mid == base:
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append((start, ids[lo] + 1))
+        i = lo + 1
+    return out
+
+
+def size_class(length: int) -> int:
+    """The class of an extent of ``length`` >= 1 ids: floor(log2(length))."""
+    return length.bit_length() - 1
