@@ -10,8 +10,11 @@ talks to the policy only through its hooks, so it is a bug under every policy.
 
 The contracts catch both (``run_witness``), and so does trace validation: a trace
 recorded with both rules is checked against tla/combined/'s composition (tla/trace's
-``RuleTakes`` and ``RuleReturnsNone``). The other layers do not drive the two rules
-together yet (``WHY_BLIND``).
+``RuleTakes`` and ``RuleReturnsNone``). So does the stateful machine (a planted bug's
+machine runs with the bug's filter and k; its reference model runs section 14.1) for
+DeclineEvictsExtras, but not bound to for DeclinesForExtras, which random runs reach
+only now and then. The other layers do not drive the two rules together yet
+(``WHY_BLIND``).
 """
 
 from __future__ import annotations
@@ -31,13 +34,20 @@ from .bug import LAYERS, Call, PlantedBug
 from .core import _alloc_checks, _raises_like, _take
 
 #: The layers that catch these bugs; the others are blind to them (for now).
-CATCHING = ("contracts", "traces")
+CATCHING = ("contracts", "stateful", "traces")
 #: Why the other layers are blind to them (for now).
 WHY_BLIND = (
-    "the doorkeeper with contiguity is driven only through the contracts and the traces "
-    "so far: the stateful machine runs each rule on its own, the replay runs without "
-    "either, and CrossHair builds states without a filter on the stack allocator; the "
-    "TLA+ bug models of tla/combined/ plant the same mistakes"
+    "the doorkeeper with contiguity is driven only through the contracts, the stateful "
+    "machine and the traces so far: the replay runs without either rule, and CrossHair "
+    "builds states without a filter on the stack allocator; the TLA+ bug models of "
+    "tla/combined/ plant the same mistakes"
+)
+#: Why the stateful machine is not bound to catch DeclinesForExtras.
+WHY_STATEFUL_MISSES_DECLINES_FOR_EXTRAS = (
+    "the mistake needs an alloc of a key not at the door whose blocks are free but only "
+    "in pieces while an entry is evictable: at 300 examples the machine met it under "
+    "sieve only, not under fifo, gdsf or s3fifo, so the stateful layer is not a "
+    "deterministic catch; the contracts and the traces are. "
 )
 
 
@@ -88,14 +98,19 @@ def alloc_decline_evicts_extras(s: CacheState, key: str, n_blocks: int) -> Cache
 
 
 def _combined_bug(
-    name: str, expect: str, witness: tuple[Call, ...], body: Callable[..., CacheEntry | None]
+    name: str,
+    expect: str,
+    witness: tuple[Call, ...],
+    body: Callable[..., CacheEntry | None],
+    catching: tuple[str, ...] = CATCHING,
+    why_blind: str = WHY_BLIND,
 ) -> PlantedBug:
     return PlantedBug(
         name, None, "transition", "alloc", frozenset({expect}),
         f"MCBugAdmissionContiguity{name}", witness, 3,
         body=body,
-        blind=frozenset(layer for layer in LAYERS if layer not in CATCHING),
-        why_blind=WHY_BLIND,
+        blind=frozenset(layer for layer in LAYERS if layer not in catching),
+        why_blind=why_blind,
         admission=Doorkeeper.name,
         contiguity=1,
     )  # fmt: skip
@@ -109,6 +124,8 @@ BUGS: tuple[PlantedBug, ...] = (
         (("alloc", "a", 1), ("alloc", "b", 1), ("mark_ready", "b"), ("discard", "a"),
          ("alloc", "x", 2)),
         alloc_declines_for_extras,
+        catching=("contracts", "traces"),
+        why_blind=WHY_STATEFUL_MISSES_DECLINES_FOR_EXTRAS + WHY_BLIND,
     ),
     _combined_bug(
         "DeclineEvictsExtras", "FailedAllocUnchangedProp",
