@@ -16,7 +16,7 @@ MODELS = load_manifest(TLA_DIR)
 #: Tick) into calls yet, nor does it build an admission filter or translate
 #: AllocDecline and the door, nor build a cache with contiguity: their planted twins
 #: are linked all the same (planted/leases.py, planted/admission.py,
-#: planted/contiguity.py), and the contracts catch those.
+#: planted/contiguity.py, planted/combined.py), and the contracts catch those.
 UNREPLAYED_TAGS = ("lease", "admission", "contiguity")
 
 

@@ -517,34 +517,93 @@ def _door_grew(trace: Sequence[TraceStep]) -> bool:
     return any(len(b.door) > len(a.door) for a, b in itertools.pairwise(trace))
 
 
+def _rule_of(keywords: dict[str, object]) -> TraceRule:
+    """The trace rule of a cache built with ``keywords`` (``RULE_TRACES``): its k, and the
+    default door's capacity when it has the doorkeeper."""
+    num_blocks, k = keywords["num_blocks"], keywords.get("contiguity", 0)
+    assert isinstance(num_blocks, int) and isinstance(k, int)
+    door = Doorkeeper(num_blocks).capacity if keywords.get("admission") else None
+    return TraceRule(k, door)
+
+
 @pytest.mark.tlc
 @pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
 @pytest.mark.parametrize("rule", list(RULE_TRACES))
 def test_each_alloc_rule_trace_is_accepted_and_the_rule_is_what_is_checked(
     tla_dir: Path, policy: str, rule: str
 ) -> None:
-    """A trace recorded under the doorkeeper or contiguity is accepted by the trace spec
-    under that rule, after the rule has acted (a decline; evictions other than the seed
-    rule's); checked under the seed's rule, the same trace is rejected."""
+    """A trace recorded under the doorkeeper, contiguity or both is accepted by the trace
+    spec under that rule, after the rule has acted (a decline; evictions other than the
+    seed rule's); checked under the seed's rule, the same trace is rejected, and a trace
+    of both rules is rejected under either rule alone too."""
     eviction = trace_eviction(PLANS[policy])
     keywords = RULE_TRACES[rule]
     cache = random_trace(1, steps=400, eviction=eviction, **keywords)
-    if rule == "admission":
+    expected = _rule_of(keywords)
+    assert trace_rule(cache) == expected
+    if expected.door_capacity is not None:
         assert _door_grew(cache.trace)
-        assert trace_rule(cache) == TraceRule(0, Doorkeeper(cache.num_blocks).capacity)
-    else:  # the same stream without contiguity goes otherwise: extra victims were evicted
+    if expected.contiguity:  # the same stream without contiguity goes otherwise
         unruled = {**keywords, "contiguity": 0}
         assert cache.trace != random_trace(1, steps=400, eviction=eviction, **unruled).trace
-        assert trace_rule(cache) == TraceRule(2)
-    _accepted(validate_cache(cache, tla_dir), cache.trace)
-    seed_rule = validate_trace(cache.trace, cache.num_blocks, tla_dir, eviction)
-    assert not seed_rule.accepted and seed_rule.detail == "deadlock"
+    wrong = [SEED_RULE]
+    if expected.contiguity and expected.door_capacity is not None:
+        wrong += [TraceRule(0, expected.door_capacity), TraceRule(expected.contiguity)]
+    batch = [(cache.trace, cache.num_blocks, r) for r in [expected, *wrong]]
+    right, *rejected = validate_traces(batch, tla_dir, eviction, workers=2)
+    _accepted(right, cache.trace)
+    for other, verdict in zip(wrong, rejected, strict=True):
+        assert not verdict.accepted and verdict.detail == "deadlock", (other, verdict)
+
+
+def _both_rules_trace(eviction: PolicySpec) -> TracedEmbeddingCache:
+    """The doorkeeper with contiguity 1 on 5 blocks (spec/SPEC.md section 14.1), scripted:
+    an alloc that fits in the free blocks, but only in pieces, runs phase 2 without asking
+    the filter; a first request that would evict is declined; its retry is let in from the
+    door and evicts a needed victim, then an extra one. One-block entries of equal use, so
+    every policy evicts them in the order they became ready."""
+    cache = TracedEmbeddingCache(
+        5, eviction, allocator="extents", admission="doorkeeper", contiguity=1
+    )
+    for key in "abcde":  # the extents pool hands out the highest ids first: a 4, ..., e 0
+        cache.alloc(key, 1)
+    cache.mark_ready("b")
+    cache.discard("a")
+    cache.discard("c")  # free {2, 4}: two blocks, no run of two
+    assert cache.alloc("z", 2) is not None  # fits in pieces: evicts b for the run {2, 3, 4}
+    cache.mark_ready("e")
+    cache.mark_ready("d")
+    assert cache.alloc("x", 2) is None  # would evict e: declined, x joins the door
+    assert cache.alloc("x", 2) is not None  # let in: evicts e (needed), then d for a run
+    return cache
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("policy", list(EVICTION_POLICIES))
+def test_a_trace_of_both_rules_is_checked_under_both_and_rejected_under_either(
+    tla_dir: Path, policy: str
+) -> None:
+    """The scripted trace of both rules is accepted under both, and rejected exactly where
+    a single rule departs from it: the doorkeeper's alone (and the seed's) at the alloc that
+    evicted beyond need though it fit, contiguity's alone at the decline."""
+    eviction = trace_eviction(PLANS[policy])
+    trace = _both_rules_trace(eviction).trace
+    allocs = [i for i, step in enumerate(trace) if step.op == "alloc"]
+    in_pieces, declined, let_in = allocs[-3:]
+    assert [k for k, _ in trace[in_pieces].post.entries] == ["d", "e", "z"]  # b evicted
+    assert trace[declined].door == ("x",) and trace[let_in].door == ()
+    assert [k for k, _ in trace[let_in].post.entries] == ["x", "z"]  # e and d evicted
+    both = TraceRule(1, Doorkeeper(5).capacity)
+    rules = [both, SEED_RULE, TraceRule(0, both.door_capacity), TraceRule(1)]
+    verdicts = validate_traces([(trace, 5, r) for r in rules], tla_dir, eviction, workers=2)
+    _accepted(verdicts[0], trace)
+    for verdict, at in zip(verdicts[1:], [in_pieces, in_pieces, declined], strict=True):
+        _rejected_at(verdict, trace, at)
 
 
 def test_a_rule_the_trace_spec_lacks_is_refused() -> None:
     both = EmbeddingCache(4, allocator="extents", admission="doorkeeper", contiguity=1)
-    with pytest.raises(ValueError, match="doorkeeper with contiguity"):
-        trace_rule(both)
+    assert trace_rule(both) == TraceRule(1, Doorkeeper(4).capacity)  # a rule it has
     leases = lease_trace(1, steps=60).trace
     with pytest.raises(ValueError, match="seed's alloc rule only"):
         traces_module([leases], 6, rule=TraceRule(1))
@@ -552,15 +611,17 @@ def test_a_rule_the_trace_spec_lacks_is_refused() -> None:
 
 @pytest.mark.tlc
 def test_trace_validation_catches_each_planted_rule_bug(tla_dir: Path) -> None:
-    """Every planted bug of admission and contiguity, under every policy it is a bug
-    under, is caught by trace validation (the catalogue says it must be), in one call."""
+    """Every planted bug of admission, of contiguity and of both at once, under every
+    policy it is a bug under, is caught by trace validation (the catalogue says it must
+    be), in one call."""
     cases = [
         (bug, PLANS[policy], planted_recordings(bug, PLANS[policy]))
         for policy in EVICTION_POLICIES
         for bug in for_policy(policy, "traces")
         if bug.admission or bug.contiguity
     ]
-    assert len(cases) >= 4 * 6  # 3 admission and 3 shared contiguity bugs per policy
+    # 3 admission, 3 shared contiguity and 2 doorkeeper-with-contiguity bugs per policy
+    assert len(cases) >= 4 * 8
     verdicts = validate_planted(cases, tla_dir, workers=2)
     pairs = zip(cases, verdicts, strict=True)
     missed = [(b.name, p.policy, note) for (b, p, _), (hit, note) in pairs if not hit]

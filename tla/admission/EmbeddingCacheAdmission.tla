@@ -2,7 +2,7 @@
 (***************************************************************************)
 (* An admission filter over the cache of any policy: the doorkeeper       *)
 (* (spec/SPEC.md section 13).  An alloc that would have to evict          *)
-(* (WouldEvict: fewer than n blocks free, enough with the evictable ones)  *)
+(* (WouldEvict: fewer than n blocks free, enough with the evictable ones) *)
 (* is declined, unless its key is at the door: the doorkeeper remembers   *)
 (* the last DoorCapacity keys it declined, and lets a remembered key in.  *)
 (* So a key is admitted at the cost of an eviction only on its second     *)
@@ -11,36 +11,31 @@
 (* AllocDecline, through the glue's CacheAllocDecline: the policy is not  *)
 (* told).  Every successful alloc of a key takes it off the door; no      *)
 (* other call touches the door.                                           *)
-(*                                                                         *)
-(* One module for every policy, as EmbeddingCacheLeases: it declares the  *)
-(* policy's hooks as constants (the glue's names) and reaches the glue    *)
-(* through the named instance Glue.  A root extends a policy module and   *)
-(* EmbeddingCacheAdmissionParams, then writes a bare                      *)
+(*                                                                        *)
+(* One module for every policy, as EmbeddingCacheLeases: the policy's     *)
+(* hooks are constants (the glue's names) and the glue is the named       *)
+(* instance Glue, both declared in EmbeddingCacheLayer.  A root extends a *)
+(* policy module and EmbeddingCacheAdmissionParams, then writes a bare    *)
 (* `INSTANCE EmbeddingCacheAdmission` (models/MCAdmissionFifo.tla, ...).  *)
-(*                                                                         *)
+(* With contiguity too: tla/combined/, which reuses AdmitThrough,         *)
+(* DeclineAlloc and UntouchedNext.                                        *)
+(*                                                                        *)
 (* The filter refines the core's FilteredSpec (Spec plus declines), with  *)
 (* policy and door hidden (AdmissionRefinesCore).  Names follow           *)
 (* spec/NAMES.md, section "Admission".                                    *)
 (***************************************************************************)
-EXTENDS EmbeddingCacheLib, EmbeddingCacheParams, EmbeddingCacheAdmissionParams, Sequences
-
-CONSTANTS   \* the policy's hooks (EmbeddingCachePolicy), bound by name by the root
-    PInit, Admit(_, _, _), Forget(_, _), Ready(_, _, _), Hit(_, _),
-    Hold(_, _), Release(_, _, _), HasVictim(_), EvictOne(_, _)
-
-VARIABLE
-    policy      \* the policy's state (the root's policy module's)
+EXTENDS EmbeddingCacheLayer, EmbeddingCacheAdmissionParams, Sequences
+\* EmbeddingCacheLayer declares the policy's hooks, the variable policy and
+\* the glue's instance Glue.
 
 ASSUME DoorAssumption == DoorCapacity \in Nat \ {0}
-
-Glue == INSTANCE EmbeddingCachePolicy
 
 \* Every variable of the admission spec, listed (TLC 2.15 cannot evaluate
 \* UNCHANGED of a tuple that reached a module through a bare INSTANCE).
 admissionVars == <<entries, free, evictable, lastOp, policy, door>>
 
 -----------------------------------------------------------------------------
-(* The doorkeeper's rule.                                                  *)
+(* The doorkeeper's rule.                                                 *)
 
 \* The keys at the door.
 AtDoor == Range(door)
@@ -55,12 +50,16 @@ Declines(k, n) == Glue!WouldEvict(n) /\ k \notin AtDoor
 
 AdmissionInit == Glue!CacheInit /\ door = <<>>
 
-\* alloc(k, n) the doorkeeper lets through: the policy's alloc; k leaves
-\* the door.
-AdmitAlloc(k, n) ==
+\* The doorkeeper lets alloc(k, n) through to A, an alloc of k that takes
+\* its blocks (the policy's CacheAlloc here, the contiguity loop's in
+\* tla/combined/): k leaves the door.
+AdmitThrough(k, n, A) ==
     /\ ~Declines(k, n)
-    /\ Glue!CacheAlloc(k, n)
+    /\ A
     /\ door' = Remove(door, k)
+
+\* alloc(k, n) the doorkeeper lets through: the policy's alloc.
+AdmitAlloc(k, n) == AdmitThrough(k, n, Glue!CacheAlloc(k, n))
 
 \* alloc(k, n) the doorkeeper declines: None, nothing changes but the door.
 DeclineAlloc(k, n) ==
@@ -71,14 +70,18 @@ DeclineAlloc(k, n) ==
 \* Every other call: the glue's, the door untouched.
 Untouched(A) == A /\ UNCHANGED door
 
-AdmissionNext ==
-    \/ \E k \in Keys, n \in 0 .. N : AdmitAlloc(k, n) \/ DeclineAlloc(k, n)
+\* Every call but an alloc the doorkeeper decides (short allocs included).
+UntouchedNext ==
     \/ \E k \in Keys, n \in 0 .. N : Untouched(Glue!CacheAllocFail(k, n))
     \/ \E k \in Keys : Untouched(Glue!CacheMarkReady(k))
     \/ \E k \in Keys : Untouched(Glue!CachePin(k))
     \/ \E k \in Keys : Untouched(Glue!CachePinIfReady(k))
     \/ \E k \in Keys : Untouched(Glue!CacheUnpin(k))
     \/ \E k \in Keys : Untouched(Glue!CacheDiscard(k))
+
+AdmissionNext ==
+    \/ \E k \in Keys, n \in 0 .. N : AdmitAlloc(k, n) \/ DeclineAlloc(k, n)
+    \/ UntouchedNext
 
 AdmissionSpec == AdmissionInit /\ [][AdmissionNext]_admissionVars
 
@@ -90,7 +93,7 @@ AdmissionViewOf(p) == <<entries, free, evictable, p, door>>
 AdmissionView == AdmissionViewOf(policy)
 
 -----------------------------------------------------------------------------
-(* Properties.                                                             *)
+(* Properties.                                                            *)
 
 \* The door is a sequence of distinct keys, at most DoorCapacity long.
 DoorTypeOK ==

@@ -9,36 +9,32 @@
 (* fail-fast check is the core's: nothing changes for a short alloc, and  *)
 (* an alloc that fits evicts only extra victims.  Contiguity = 0 is       *)
 (* CacheAlloc exactly.                                                    *)
-(*                                                                         *)
+(*                                                                        *)
 (* Block level only (a run needs block ids).  One module for every        *)
-(* policy, as EmbeddingCacheAdmission: it declares the policy's hooks as  *)
-(* constants and reaches the glue through the named instance Glue; a root *)
-(* extends a policy module and EmbeddingCacheContiguityParams and writes  *)
-(* a bare `INSTANCE EmbeddingCacheContiguity` (models/).                  *)
-(*                                                                         *)
+(* policy, as EmbeddingCacheAdmission: the policy's hooks are constants   *)
+(* and the glue is the named instance Glue, both declared in              *)
+(* EmbeddingCacheLayer; a root extends a policy module and                *)
+(* EmbeddingCacheContiguityParams and writes a bare                       *)
+(* `INSTANCE EmbeddingCacheContiguity` (models/).  With the doorkeeper    *)
+(* too: tla/combined/, which reuses ContiguousCacheAlloc and the          *)
+(* properties below.                                                      *)
+(*                                                                        *)
 (* The loop refines the core's ContiguousSpec(Contiguity), policy hidden  *)
 (* (ContiguityRefinesCore).  Names follow spec/NAMES.md, "Contiguity".    *)
 (***************************************************************************)
-EXTENDS EmbeddingCacheLib, EmbeddingCacheParams, EmbeddingCacheContiguityParams, Sequences
-
-CONSTANTS   \* the policy's hooks (EmbeddingCachePolicy), bound by name by the root
-    PInit, Admit(_, _, _), Forget(_, _), Ready(_, _, _), Hit(_, _),
-    Hold(_, _), Release(_, _, _), HasVictim(_), EvictOne(_, _)
-
-VARIABLE
-    policy      \* the policy's state (the root's policy module's)
+EXTENDS EmbeddingCacheLayer, EmbeddingCacheContiguityParams, Sequences
+\* EmbeddingCacheLayer declares the policy's hooks, the variable policy and
+\* the glue's instance Glue.
 
 ASSUME ContiguityAssumption == Contiguity \in Nat
 ASSUME BlockLevelAssumption == Level = "blocks"
-
-Glue == INSTANCE EmbeddingCachePolicy
 
 \* Every variable of the contiguity spec, listed (TLC 2.15 cannot evaluate
 \* UNCHANGED of a tuple that reached a module through a bare INSTANCE).
 contiguityVars == <<entries, free, evictable, lastOp, policy>>
 
 -----------------------------------------------------------------------------
-(* The rule.                                                               *)
+(* The rule.                                                              *)
 
 \* The free blocks once the victims got are evicted.
 FreeWith(got) == free \cup Glue!FreedBlocks(got)

@@ -323,6 +323,16 @@ ContiguousNext(K) == Next \/ \E k \in Keys, n \in 0 .. N : ContiguousAlloc(k, n,
 
 ContiguousSpec(K) == Init /\ [][ContiguousNext(K)]_vars
 
+\* What a cache with an admission filter and contiguity K may do (spec/SPEC.md
+\* section 14.1): every step of ContiguousSpec(K), and declines (a declined
+\* alloc evicts nothing, the extra victims included).  Spec, FilteredSpec
+\* and ContiguousSpec(K) refine it: FilteredNext is Next plus the same
+\* declines, and Next is a disjunct of ContiguousNext(K).
+ContiguousFilteredNext(K) ==
+    ContiguousNext(K) \/ \E k \in Keys, n \in 0 .. N : AllocDecline(k, n)
+
+ContiguousFilteredSpec(K) == Init /\ [][ContiguousFilteredNext(K)]_vars
+
 -----------------------------------------------------------------------------
 (* Shared state invariants: every policy keeps them.                       *)
 
@@ -407,4 +417,6 @@ THEOREM FilteredSpec => [](TypeOK /\ BlockConservationInv /\ EvictableCountInv
                            /\ HeldEntriesInv /\ QuiescenceInv)
 THEOREM FilteredSpec => AllocDeclinesOnlyWhenEvictingProp /\ FailedAllocUnchangedProp
 THEOREM \A K \in Nat : Spec => ContiguousSpec(K)
+THEOREM \A K \in Nat : FilteredSpec => ContiguousFilteredSpec(K)
+THEOREM \A K \in Nat : ContiguousSpec(K) => ContiguousFilteredSpec(K)
 =============================================================================

@@ -42,9 +42,6 @@ Trace == Traces[tr]
 \* (traceStateVars, not fullVars: TracePolicy.tla says why.)
 traceVars == <<traceStateVars, i, tr>>
 
-\* No spec has the doorkeeper and contiguity together yet: a trace has one rule.
-ASSUME RuleAssumption == ~(Filtered /\ Contiguity > 0)
-
 \* Does the spec's successor state match the abstract state the code recorded?
 PostMatches(p) ==
     /\ door' = p.door
@@ -74,17 +71,20 @@ ExpectedError(t) ==
                [] OTHER                               -> "none"
 
 \* alloc(k, n) that took blocks, under the trace's rule: the doorkeeper let
-\* it through (spec/SPEC.md section 13), or the contiguity loop evicted
-\* (section 14; with Contiguity = 0, the glue's alloc).
+\* it through (spec/SPEC.md section 13), the contiguity loop evicted
+\* (section 14; with Contiguity = 0, the glue's alloc), or both: the
+\* doorkeeper let it through to the contiguity loop (section 14.1).
 RuleTakes(k, n) ==
-    IF Filtered THEN Adm!AdmitAlloc(k, n)
+    IF Filtered
+    THEN IF Contiguity = 0 THEN Rules!AdmitAlloc(k, n) ELSE Rules!AdmitContiguousAlloc(k, n)
     ELSE IF Contiguity = 0 THEN CacheAlloc(k, n) /\ UNCHANGED door
-    ELSE Contig!ContiguousCacheAlloc(k, n) /\ UNCHANGED door
+    ELSE Rules!ContiguousCacheAlloc(k, n) /\ UNCHANGED door
 
-\* alloc(k, n) that returned None: the doorkeeper declined it, or it is short
-\* (the core's fail-fast).  IF: the two are disjoint (a decline would evict).
+\* alloc(k, n) that returned None: the doorkeeper declined it (with or
+\* without contiguity: a decline evicts nothing), or it is short (the core's
+\* fail-fast).  IF: the two are disjoint (a decline would evict).
 RuleReturnsNone(k, n) ==
-    IF Filtered /\ Adm!Declines(k, n) THEN Adm!DeclineAlloc(k, n)
+    IF Filtered /\ Rules!Declines(k, n) THEN Rules!DeclineAlloc(k, n)
     ELSE CacheAllocFail(k, n) /\ UNCHANGED door
 
 \* One recorded step as a spec step.

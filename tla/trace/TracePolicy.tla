@@ -15,11 +15,13 @@
 (* so Level is fixed here and the trace config need not set it.            *)
 (*                                                                         *)
 (* The alloc rule a trace is checked against (spec/SPEC.md sections 13 and *)
-(* 14) is the same for every policy: the contiguity loop (Contig, with     *)
-(* Contiguity = 0 the glue's alloc exactly) or the doorkeeper (Adm, when   *)
-(* Filtered; its door is the variable door, <<>> without a filter), over   *)
-(* the policy's hooks, bound by name.  Its constants are set by the trace  *)
-(* config, and these lines are the same in every generated TracePolicy.    *)
+(* 14) is the same for every policy: the doorkeeper, the contiguity loop,  *)
+(* or both at once (tla/combined/, whose module extends both layers: the   *)
+(* instance Rules), over the policy's hooks, bound by name.  With          *)
+(* Contiguity = 0 there are no extra victims (the glue's alloc exactly);   *)
+(* without Filtered there is no decline, and the door stays <<>>.  Its     *)
+(* constants are set by the trace config, and these lines are the same in  *)
+(* every generated TracePolicy.                                            *)
 (***************************************************************************)
 CONSTANTS Keys, N, MaxPins
 VARIABLES entries, free, evictable, lastOp, policy
@@ -31,8 +33,7 @@ CONSTANTS
     DoorCapacity    \* the doorkeeper's capacity (1 when not Filtered)
 VARIABLE
     door            \* the doorkeeper's door (<<>> when not Filtered)
-Contig == INSTANCE EmbeddingCacheContiguity WITH Level <- "blocks"
-Adm == INSTANCE EmbeddingCacheAdmission WITH Level <- "blocks"
+Rules == INSTANCE EmbeddingCacheAdmissionContiguity WITH Level <- "blocks"
 
 \* All variables, written here (this TLC cannot evaluate UNCHANGED of a
 \* tuple defined inside the instantiated module).

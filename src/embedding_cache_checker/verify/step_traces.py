@@ -26,10 +26,16 @@ if TYPE_CHECKING:
 #: keywords of each (``EmbeddingCache``), on 8 blocks: on 6, some policy's stream had no
 #: alloc whose free blocks lay in pieces after its needed victims, so contiguity never
 #: acted (measured over seeds 1-3, 1,000 steps); on 8 it acts in every policy's and seed's
-#: first 170 steps.
+#: first 170 steps. The last is both at once (spec/SPEC.md section 14.1).
 RULE_TRACES: dict[str, dict[str, Any]] = {
     "admission": {"num_blocks": 8, "admission": "doorkeeper"},
     "contiguity": {"num_blocks": 8, "allocator": "extents", "contiguity": 2},
+    "admission-contiguity": {
+        "num_blocks": 8,
+        "admission": "doorkeeper",
+        "allocator": "extents",
+        "contiguity": 2,
+    },
 }
 
 
@@ -42,7 +48,8 @@ def trace_eviction(plan: PolicyPlan) -> PolicySpec:
 def _recorders(plan: PolicyPlan) -> list[tuple[str, Callable[[], TracedEmbeddingCache]]]:
     """(name, record) of each trace of ``plan``: its sequential seeds, its lease seeds
     (the stream with leases and a moving clock), its first sequential seed under each
-    alloc rule (``RULE_TRACES``), then its threaded ones."""
+    alloc rule (``RULE_TRACES``: the doorkeeper, contiguity, both), then its threaded
+    ones."""
     eviction = trace_eviction(plan)
     work: list[tuple[str, Callable[[], TracedEmbeddingCache]]] = [
         (
@@ -59,7 +66,7 @@ def _recorders(plan: PolicyPlan) -> list[tuple[str, Callable[[], TracedEmbedding
         for s in plan.lease_seeds
     ]
     # The alloc rules (spec/SPEC.md sections 13 and 14), each on the first sequential
-    # seed: the doorkeeper, and contiguity 2 on the extents allocator.
+    # seed: the doorkeeper, contiguity 2 on the extents allocator, and both at once.
     first = plan.sequential_seeds[:1]
     work += [
         (

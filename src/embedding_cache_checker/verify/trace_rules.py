@@ -41,9 +41,12 @@ SEED_RULE = TraceRule()
 def trace_rule(cache: EmbeddingCache) -> TraceRule:
     """The rule ``cache`` runs under, as trace validation checks it. O(1).
 
+    The doorkeeper and contiguity at once are checked against tla/combined/'s
+    composition (spec/SPEC.md section 14.1).
+
     Raises:
         ValueError: a filter other than the doorkeeper (the trace spec knows its rule
-            only), or the doorkeeper and contiguity at once (no spec has both yet).
+            only).
     """
     s = state_of(cache)
     door = s.admission
@@ -51,6 +54,4 @@ def trace_rule(cache: EmbeddingCache) -> TraceRule:
         return TraceRule(s.contiguity)
     if not isinstance(door, Doorkeeper):
         raise ValueError(f"trace validation knows the doorkeeper's rule only, not {door.name!r}")
-    if s.contiguity:
-        raise ValueError("trace validation has no spec of the doorkeeper with contiguity")
-    return TraceRule(0, door.capacity)
+    return TraceRule(s.contiguity, door.capacity)

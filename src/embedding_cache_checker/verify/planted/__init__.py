@@ -84,7 +84,7 @@ from embedding_cache.policies import EVICTION_POLICIES, make_policy
 from embedding_cache.verification import LEASE_OPERATIONS, REAL, CacheState, Lease
 
 from ...policy_parts import policy_part
-from . import admission, contiguity, core, leases
+from . import admission, combined, contiguity, core, leases
 from .bug import (
     DEFAULT_POLICY,
     LAYERS,
@@ -118,6 +118,7 @@ PLANTED: tuple[PlantedBug, ...] = (
     + leases.BUGS
     + admission.BUGS
     + contiguity.BUGS
+    + combined.BUGS
     + tuple(bug for policy in EVICTION_POLICIES for bug in _policy_bugs(policy))
 )
 
