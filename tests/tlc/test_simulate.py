@@ -192,6 +192,25 @@ def test_simulation_catches_bug_models_that_need_a_rare_interleaving() -> None:
         assert result.to_json()["why_shape"]
 
 
+def test_bug_models_that_need_block_ids_are_simulated_at_block_level() -> None:
+    # Contiguity ASSUMEs the block level (a run needs ids): scaled to the counts level
+    # its bug models would end in an error, not in their violation.
+    needing = [m for m in MODELS if is_simulated_bug(m) and "contiguity" in m.tags]
+    assert needing
+    for model in needing:
+        assert simulation_plan(model).shape.level == "blocks", model.name
+
+
+@pytest.mark.tlc
+@needs_java
+def test_simulation_catches_the_block_level_bug_models() -> None:
+    names = [m.name for m in MODELS if is_simulated_bug(m) and "contiguity" in m.tags]
+    results = simulate_bug_models(MODELS, TLA_DIR, seconds=60, names=names)
+    assert sorted(r.base.name for r in results) == sorted(names)
+    for result in results:
+        assert result.ok and result.result == result.base.expect, (result.name, result.note)
+
+
 @pytest.mark.tlc
 @needs_java
 def test_simulation_of_a_correct_model_passes_and_counts_its_work() -> None:
