@@ -390,8 +390,7 @@ class FreeBlocks:
         need = n
         while True:
             # No extent holds the rest: take the longest whole.
-            start, end = self._longest()
-            self._unlink(start, end)
+            start, end = self._pop_longest()
             runs.append((start, end))
             need -= end - start
             rest = self.take_run(need)
@@ -405,28 +404,35 @@ class FreeBlocks:
             taken += pool[a:b]
         return taken
 
-    def _longest(self) -> Run:
-        """The longest free extent (of the longest size class above the exact limit, any of
-        it): (start, end); its entry goes stale when it is unlinked. The pool is not
-        empty. O(1) amortized."""
+    def _pop_longest(self) -> Run:
+        """Take the longest free extent out of the pool (of the longest size class above
+        the exact limit, any of it): (start, end). The pool is not empty. O(1) amortized."""
+        by_start = self._by_start
         while self._class_mask:
             c = self._class_mask.bit_length() - 1
             stack = self._classes[c]
             while stack:
-                if self._class_live(stack[-1], c):
-                    start = stack[-1]
-                    return start, self._by_start[start]
-                stack.pop()
+                start = stack.pop()
+                if self._class_live(start, c):
+                    if not stack:
+                        self._class_mask ^= 1 << c
+                    end = by_start[start]
+                    self._unlink(start, end)
+                    return start, end
             self._class_mask ^= 1 << c
-        by_start, exact = self._by_start, self._exact
+        exact = self._exact
         while True:  # the longest exact length with a live entry
             length = self._lengths.bit_length() - 1
             stack = exact[length]
             while stack:
-                start = stack[-1]
+                start = stack.pop()
                 if by_start.get(start) == start + length:
+                    if not stack:
+                        self._lengths ^= 1 << length
+                    del by_start[start]
+                    del self._by_end[start + length]
+                    self._count -= length
                     return start, start + length
-                stack.pop()
             self._lengths ^= 1 << length
 
     def copy(self) -> FreeBlocks:

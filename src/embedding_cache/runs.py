@@ -8,13 +8,19 @@ from collections.abc import Sequence
 Run = tuple[int, int]
 
 
+#: Up to this many ids, ``runs_of`` walks them (cheapest for short entries); longer
+#: ones are searched run by run.
+WALK_LIMIT = 64
+
+
 def runs_of(ids: Sequence[int]) -> list[Run]:
     """The maximal runs of consecutive ids in ``ids`` (ascending, unique).
 
     O(1) for one run (checked from its ends: an entry allocated from extents
-    usually is one), else O(runs x log len(ids)): ``ids[j] - j`` never falls
-    along ascending unique ids, and stays constant exactly within a run, so
-    each run's end is found by binary search instead of a walk over its ids.
+    usually is one). Otherwise a walk over the ids when there are at most
+    ``WALK_LIMIT``, else O(runs x log run length): ``ids[j] - j`` never falls
+    along ascending unique ids and stays constant exactly within a run, so each
+    run's end is found by galloping, then binary search, not by a walk.
     """
     count = len(ids)
     if not count:
@@ -23,11 +29,24 @@ def runs_of(ids: Sequence[int]) -> list[Run]:
     if last - first + 1 == count:
         return [(first, last + 1)]
     out: list[Run] = []
+    if count <= WALK_LIMIT:
+        start = prev = first
+        for b in ids[1:]:
+            if b != prev + 1:
+                out.append((start, prev + 1))
+                start = b
+            prev = b
+        out.append((start, prev + 1))
+        return out
     i = 0
     while i < count:
         start = ids[i]
         base = start - i  # ids[j] - j == base exactly for the j of this run
-        lo, hi = i, count - 1  # ids[lo] is in the run; find the last index that is
+        lo, step = i, 1  # ids[lo] is in the run; gallop until an index is not
+        while i + step < count and ids[i + step] - (i + step) == base:
+            lo = i + step
+            step <<= 1
+        hi = min(i + step, count) - 1  # the run ends in [lo, hi]
         while lo < hi:
             mid = (lo + hi + 1) >> 1
             if ids[mid] - mid == base:
