@@ -27,12 +27,17 @@ from embedding_cache_checker.bench import (
 IMPLS = list(implementations.factories())
 #: What --contiguity measures besides: every policy with contiguity-aware eviction, each k.
 CONTIGUITY_IMPLS = list(implementations.factories(contiguity=contiguity.CONTIGUITY_BOUNDS))
-#: What ``--speed-vs-seed`` times by default: the seed, and the baseline with every allocator.
+#: What ``--speed-vs-seed`` times by default: the seed, the baseline with every allocator,
+#: and the contiguous configuration (extents, k = 4).
 SPEED_IMPLS = [
     implementations.SEED,
     *(
         implementations.name(implementations.BASELINE, kind)
         for kind in implementations.allocator_names()
+    ),
+    *(
+        implementations.name(implementations.BASELINE, implementations.CONTIGUOUS_ALLOCATOR, k)
+        for k in seed_speed.DEFAULT_CONTIGUITY
     ),
 ]
 #: The sections whose rows are not ``IMPLS``.
@@ -122,7 +127,15 @@ def test_targets_are_judged_from_the_figures() -> None:
                 {"impl": "y", "entry_vs_seed": 1.25},
             ]
         },
-        "speed": {"rows": [{"impl": "seed", "vs_seed": 1.0}, {"impl": "x", "vs_seed": 0.7}]},
+        "speed": {
+            "rows": [
+                {"impl": "seed", "vs_seed": 1.0},
+                {"impl": "x", "vs_seed": 0.7},
+                # a contiguous configuration is judged against its own target (1.2x)
+                {"impl": "x/extents/k4", "vs_seed": 1.1},
+                {"impl": "y/extents/k4", "vs_seed": 1.3},
+            ]
+        },
         "scale": {
             "rows": [
                 {"impl": "seed", "num_blocks": 8, "vs_smallest": 1.0,
@@ -152,11 +165,13 @@ def test_targets_are_judged_from_the_figures() -> None:
         ("memory", "y", False),
         ("contiguity", "z", True),
         ("speed", "x", True),
+        ("speed", "x/extents/k4", True),
+        ("speed", "y/extents/k4", False),
     ]
     assert checks[0]["margin"] == pytest.approx(-0.1) and "64 blocks" in checks[0]["check"]
     assert "over the seed's own" in checks[2]["check"] and checks[2]["value"] == 0.8
     assert checks[4]["margin"] == pytest.approx(-0.25)
-    assert checks[6]["target"] == "<= 0.8x"
+    assert checks[6]["target"] == "<= 0.8x" and checks[7]["target"] == "<= 1.2x"
 
 
 def test_cli_every_section_as_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,6 @@
-"""Speed against the seed: the default policy's time on compare.py's op mix over the seed's.
+"""Speed against the seed: the default policy's time on compare.py's op mix over the seed's,
+and the contiguous configuration's (``allocator="extents", contiguity=4``, as
+``compare.py --kwargs '{"allocator": "extents", "contiguity": 4}'`` times it).
 
 The stream is ``shared_mix``'s (compare.py's legal stream), recorded once on
 the seed's class; it is then replayed on a fresh cache of the seed and of
@@ -23,6 +25,10 @@ from . import implementations, rounds, runner, shared_mix, workload
 #: Policies timed against the seed by default: the drop-in.
 DEFAULT_POLICIES = (implementations.BASELINE,)
 
+#: The contiguity bound timed beside each policy on the extents allocator: the
+#: contiguous configuration whose speed target is ``beyond.TARGET_CONTIGUOUS_SPEED``.
+DEFAULT_CONTIGUITY = (4,)
+
 
 def seed_script(
     num_blocks: int = shared_mix.NUM_BLOCKS, n_ops: int = shared_mix.N_OPS
@@ -38,11 +44,13 @@ def measure(
     names: Sequence[str] = DEFAULT_POLICIES,
     *,
     allocators: Sequence[str] | None = None,
+    contiguity: Sequence[int] = DEFAULT_CONTIGUITY,
     n_ops: int = shared_mix.N_OPS,
     repeat: int = 7,
     clock: runner.Clock = rounds.CLOCK,
 ) -> dict[str, Any]:
-    """ns per call of the seed and of each policy in ``names``; ratios to the seed.
+    """ns per call of the seed and of each policy in ``names`` (each allocator, and on the
+    extents allocator each bound of ``contiguity``); ratios to the seed.
 
     O(repeat x implementations x calls).
 
@@ -50,7 +58,7 @@ def measure(
         ValueError: ``repeat`` < 1, or an unknown policy or allocator.
     """
     script = seed_script(n_ops=n_ops)
-    impls = implementations.factories(names, allocators=allocators)
+    impls = implementations.factories(names, allocators=allocators, contiguity=contiguity)
     first = next(iter(impls.values()))
     with rounds.frozen_gc():  # the script stays put while the implementations are timed
         runs = rounds.rotating_rounds(
