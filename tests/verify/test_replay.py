@@ -31,7 +31,7 @@ from embedding_cache_checker.verify.graph_dump import (
 )
 from embedding_cache_checker.verify.lease_replay import replay_any_graph
 from embedding_cache_checker.verify.plans import load_plans
-from embedding_cache_checker.verify.planted import PlantedBug, for_policy
+from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
 from embedding_cache_checker.verify.replay import (
     REAL_OPERATIONS,
     ReplayReport,
@@ -303,6 +303,19 @@ def test_clone_keeps_a_planted_policy_class(bug: PlantedBug) -> None:
     twin = clone(s)
     assert type(twin.policy) is type(s.policy) is bug.broken_policy
     assert twin.policy is not s.policy and abstract_state(twin) == abstract_state(s)
+
+
+def test_clone_keeps_a_planted_filter_class() -> None:
+    # The replay clones the code's state at every step: a broken doorkeeper that came
+    # back as the real one would leave the bug unreplayed after the first step.
+    bug = by_name("ForgetsDoor")
+    s = bug.state(3)
+    twin = clone(s)
+    assert bug.broken_admission is not None and twin.admission is not None
+    assert type(twin.admission) is type(s.admission) is bug.broken_admission
+    assert twin.admission is not s.admission and abstract_state(twin) == abstract_state(s)
+    twin.admission.declined("k1")  # the broken filter's: it remembers nothing
+    assert abstract_state(twin).door == ()
 
 
 # ---------------------------------------------------------------- real graphs (TLC)
