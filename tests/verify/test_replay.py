@@ -30,20 +30,22 @@ from embedding_cache_checker.verify.graph_dump import (
     model_policy,
 )
 from embedding_cache_checker.verify.lease_replay import replay_any_graph
+from embedding_cache_checker.verify.model_code import (
+    check_constants,
+    code_name,
+    code_params,
+    policy_constants,
+    policy_factory,
+)
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
 from embedding_cache_checker.verify.replay import (
     REAL_OPERATIONS,
     ReplayReport,
-    check_constants,
     clone,
-    code_name,
-    code_params,
-    policy_constants,
-    policy_factory,
     replay_graph,
-    spec_abstract,
 )
+from embedding_cache_checker.verify.spec_read import spec_abstract
 from embedding_cache_checker.verify.state_graph import StateGraph
 from embedding_cache_checker.verify.step_planted import planted_replay, replay_model
 from embedding_cache_checker.verify.tla_values import parse_state
