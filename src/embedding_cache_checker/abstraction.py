@@ -40,8 +40,8 @@ class AbstractState(NamedTuple):
     free: int  # number of free blocks
     held: bool  # has_held_entries()
     #: The admission filter's state (TLA+ ``door``: the doorkeeper's keys, oldest
-    #: first), or None when the cache has no filter (the spec no door).
-    door: tuple[str, ...] | None = None
+    #: first); empty when the cache has no filter (the spec no door), as a trace's door.
+    door: tuple[str, ...] = ()
 
     @property
     def queue(self) -> tuple[str, ...]:
@@ -91,7 +91,7 @@ def abstract_state(s: CacheState) -> AbstractState:
         policy=policy_view(s.checks.abstract()),
         free=len(s.free),
         held=has_held_entries(s),
-        door=None if s.admission is None else s.admission.abstract(),
+        door=() if s.admission is None else s.admission.abstract(),
     )
 
 

@@ -294,8 +294,8 @@ def test_a_decline_returns_none_and_the_door_is_read_like_the_spec(rule: CacheRu
 
 
 def test_without_a_filter_neither_side_has_a_door() -> None:
-    assert abstract_state(CacheState(1)).door is None
-    assert spec_abstract(TINY.states["0"]).door is None
+    assert abstract_state(CacheState(1)).door == ()
+    assert spec_abstract(TINY.states["0"]).door == ()
 
 
 def test_the_rule_comes_from_the_manifest_entry_and_must_match_the_config() -> None:
