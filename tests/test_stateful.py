@@ -527,7 +527,8 @@ class CacheMachine(RuleBasedStateMachine):
 
     @invariant()
     def model_agrees(self) -> None:
-        """The abstract state: entries, pins, block counts, the policy's variables, free, held."""
+        """The abstract state: entries, pins, block counts, the policy's variables, free, held
+        and the door."""
         model, cache = self.model, self.cache
         assert len(cache) == len(model.entries), "model disagrees: number of entries"
         self._entries_agree()
@@ -539,17 +540,15 @@ class CacheMachine(RuleBasedStateMachine):
             policy=policy_view(model.policy.variables()),
             free=model.free,
             held=model.held(),
+            door=() if model.door is None else tuple(model.door),
         )
         assert got.entries == expected.entries, "model disagrees: entries"
         _policy_agrees(dict(got.policy), dict(expected.policy))
         assert got.free == expected.free, "model disagrees: free count"
         assert got.held == expected.held, "model disagrees: has_held_entries"
+        assert got.door == expected.door, f"model disagrees: door {got.door}, model {expected.door}"
         assert got == expected, "model disagrees: abstract state"
         assert cache._state.evictable_blocks == model.evictable(), "model disagrees: evictable"
-        door = cache._state.admission
-        got_door = None if door is None else door.abstract()
-        want_door = None if model.door is None else tuple(model.door)
-        assert got_door == want_door, f"model disagrees: door {got_door}, model {want_door}"
 
     def _entries_agree(self) -> None:
         """Each key's entry: presence, pins, flags and block ids (HeldBlocksStableProp)."""

@@ -116,7 +116,14 @@ class CacheState:
             # field: give the copy its class back.
             policy.__class__ = type(self.policy)
         twin.set_policy(policy)
-        twin.admission = None if self.admission is None else self.admission.copy()
+        door = self.admission
+        twin.admission = None
+        if door is not None:
+            twin.admission = door.copy()
+            if type(twin.admission) is not type(door):
+                # A filter subclass that inherits its parent's copy (a planted bug) adds
+                # no field: give the copy its class back, as the policy's above.
+                twin.admission.__class__ = type(door)
         twin.contiguity = self.contiguity
         return twin
 

@@ -4,7 +4,12 @@ This is the one place that says how a CacheState is read as the state of the
 specification (spec/SPEC.md, "Abstraction function"; tla/core/EmbeddingCache.tla).
 Block *identities* are abstracted away to counts, because the spec leaves open
 which free blocks an alloc takes; the checks that identities are consistent
-(BlockConservationInv) live in ``invariants``.
+(BlockConservationInv) live in ``invariants``. Where the identities matter to
+what the cache does next (contiguity-aware eviction reads where the free blocks
+lie: spec/SPEC.md section 14), ``block_state`` reads them too: the state-graph
+replay's block-exact mode follows, of the spec's choices of ids, the code's.
+An admission filter's state (the doorkeeper's door: section 13) is part of the
+abstract state when the cache has a filter.
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ class AbstractState(NamedTuple):
     policy: PolicyView  # the eviction policy's variables (tla/README.md)
     free: int  # number of free blocks
     held: bool  # has_held_entries()
+    #: The admission filter's state (TLA+ ``door``: the doorkeeper's keys, oldest
+    #: first); empty when the cache has no filter (the spec no door), as a trace's door.
+    door: tuple[str, ...] = ()
 
     @property
     def queue(self) -> tuple[str, ...]:
@@ -83,4 +91,25 @@ def abstract_state(s: CacheState) -> AbstractState:
         policy=policy_view(s.checks.abstract()),
         free=len(s.free),
         held=has_held_entries(s),
+        door=() if s.admission is None else s.admission.abstract(),
+    )
+
+
+class BlockState(NamedTuple):
+    """The block ids of a state: what the abstract state counts, by identity."""
+
+    entries: tuple[tuple[str, frozenset[int]], ...]  # each live key's ids, sorted by key
+    free: frozenset[int]  # the free ids
+
+    def victims(self, after: BlockState) -> tuple[str, ...]:
+        """The keys live here and not in ``after`` (an alloc's victims), sorted. O(entries)."""
+        gone = {k for k, _ in self.entries} - {k for k, _ in after.entries}
+        return tuple(sorted(gone))
+
+
+def block_state(s: CacheState) -> BlockState:
+    """The block ids of ``s``: each entry's and the free pool's. O(N + entries log entries)."""
+    return BlockState(
+        entries=tuple(sorted((k, frozenset(e.block_ids)) for k, e in s.entries.items())),
+        free=frozenset(s.free),
     )

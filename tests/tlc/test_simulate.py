@@ -26,7 +26,11 @@ from embedding_cache_checker.tlc.simulate import (
     simulate_bug_models,
     simulation_models,
 )
-from embedding_cache_checker.verify.replay import check_constants, derived_constants, policy_factory
+from embedding_cache_checker.verify.model_code import (
+    check_constants,
+    derived_constants,
+    policy_factory,
+)
 
 TLA_DIR = find_tla_dir()
 MODELS = load_manifest(TLA_DIR)

@@ -43,16 +43,35 @@ def test_every_registered_policy_has_a_plan_whose_planted_model_it_replays() -> 
 def test_the_plans_are_the_ones_the_manifest_gives() -> None:
     plans = load_plans(TLA_DIR)
     fifo, gdsf, s3fifo = plans["fifo"], plans["gdsf"], plans["s3fifo"]
-    assert fifo.full_replay == ("MCSmoke", "MCReplayWide", "MCReplayLeaseFifo")  # MCSmoke: headline
+    rules = ("MCReplayAdmission", "MCReplayContiguity")
+    assert fifo.full_replay == (  # MCSmoke: headline
+        "MCSmoke",
+        "MCReplayWide",
+        "MCReplayLeaseFifo",
+        *(f"{rule}Fifo" for rule in rules),
+    )
     assert fifo.bounded_replay == ("MCReplayDeep",)
     assert fifo.planted == "MCReplayWide" and fifo.trace_params == {}
-    assert gdsf.full_replay == ("MCReplayGdsf", "MCReplayLeaseGdsf")
+    assert gdsf.full_replay == ("MCReplayGdsf", "MCReplayLeaseGdsf", *(f"{r}Gdsf" for r in rules))
     assert gdsf.planted == "MCReplayGdsf" and gdsf.planted_lease == "MCReplayLeaseGdsf"
-    assert {p.planted_lease for p in plans.values()} == {
-        f"MCReplayLease{name}" for name in ("Fifo", "Gdsf", "S3Fifo", "Sieve")
+    names = ("Fifo", "Gdsf", "S3Fifo", "Sieve")
+    assert {p.planted_lease for p in plans.values()} == {f"MCReplayLease{n}" for n in names}
+    assert {p.planted_admission for p in plans.values()} == {f"MCReplayAdmission{n}" for n in names}
+    assert {p.planted_contiguity for p in plans.values()} == {
+        f"MCReplayContiguity{n}" for n in names
     }
+    assert gdsf.planted_models == (
+        "MCReplayGdsf",
+        "MCReplayLeaseGdsf",
+        "MCReplayAdmissionGdsf",
+        "MCReplayContiguityGdsf",
+    )
     assert gdsf.trace_params == {"scale": 8, "max_freq": 3}
-    assert s3fifo.full_replay == ("MCReplayS3Fifo", "MCReplayLeaseS3Fifo")
+    assert s3fifo.full_replay == (
+        "MCReplayS3Fifo",
+        "MCReplayLeaseS3Fifo",
+        *(f"{r}S3Fifo" for r in rules),
+    )
     assert s3fifo.bounded_replay == ()
     assert gdsf.trace_module == "EmbeddingCacheGdsf" and fifo.trace_module == "EmbeddingCacheFifo"
     assert gdsf.tla_constants == ("Scale", "MaxFreq") and fifo.tla_constants == ()
@@ -61,6 +80,8 @@ def test_the_plans_are_the_ones_the_manifest_gives() -> None:
         "MCSmoke",
         "MCReplayWide",
         "MCReplayLeaseFifo",
+        "MCReplayAdmissionFifo",
+        "MCReplayContiguityFifo",
         "MCReplayDeep",
     ]
 
@@ -72,6 +93,38 @@ def test_a_policy_has_at_most_one_planted_lease_replay_input(tmp_path: Path) -> 
 
     with pytest.raises(PlanError, match="several lease replay inputs"):
         plan_for("fifo", _copy(tmp_path, twice))
+
+
+@pytest.mark.parametrize("rule", ["Admission", "Contiguity"])
+def test_a_policy_has_at_most_one_planted_replay_input_per_alloc_rule(
+    tmp_path: Path, rule: str
+) -> None:
+    def twice(data: dict[str, Any]) -> None:
+        entry = next(e for e in data["replay_models"] if e["name"] == f"MCReplay{rule}Fifo")
+        data["replay_models"].append({**entry, "name": f"MCReplay{rule}Fifo2"})
+
+    with pytest.raises(PlanError, match=f"several {rule.lower()} replay inputs"):
+        plan_for("fifo", _copy(tmp_path, twice))
+
+
+def test_an_alloc_rules_replay_input_is_not_the_policys_planted_model(tmp_path: Path) -> None:
+    # The core's planted model is the one entry of no rule: the rules' inputs with
+    # planted_replay true do not count against "exactly one".
+    plan = plan_for("sieve", TLA_DIR)
+    assert plan.planted == "MCReplaySieve"
+    assert (plan.planted_admission, plan.planted_contiguity) == (
+        "MCReplayAdmissionSieve",
+        "MCReplayContiguitySieve",
+    )
+
+    def unplant(data: dict[str, Any]) -> None:
+        for entry in data["replay_models"]:
+            if entry["policy"] == "sieve" and entry["name"].startswith("MCReplay"):
+                entry["planted_replay"] = entry["name"] == "MCReplaySieve"
+
+    plan = plan_for("sieve", _copy(tmp_path, unplant))
+    assert plan.planted == "MCReplaySieve"
+    assert plan.planted_admission is plan.planted_contiguity is plan.planted_lease is None
 
 
 def test_every_replay_input_is_replayed_and_every_policy_is_registered() -> None:

@@ -11,17 +11,18 @@ planted bug of the catalogue (``verify.planted``) swapped in.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from embedding_cache import transitions
+from embedding_cache import Doorkeeper, transitions
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy, make_policy
 from embedding_cache.state import CacheState
 from embedding_cache.verification import LEASE_OPERATIONS
-from embedding_cache_checker.abstraction import abstract_state
+from embedding_cache_checker.abstraction import abstract_state, block_state
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify.graph_dump import (
     DumpedModel,
@@ -30,23 +31,32 @@ from embedding_cache_checker.verify.graph_dump import (
     model_policy,
 )
 from embedding_cache_checker.verify.lease_replay import replay_any_graph
-from embedding_cache_checker.verify.plans import load_plans
-from embedding_cache_checker.verify.planted import PlantedBug, for_policy
-from embedding_cache_checker.verify.replay import (
-    REAL_OPERATIONS,
-    ReplayReport,
+from embedding_cache_checker.verify.model_code import (
+    SEED_RULE,
+    CacheRule,
+    cache_rule,
     check_constants,
-    clone,
+    check_rule,
     code_name,
     code_params,
     policy_constants,
     policy_factory,
-    replay_graph,
-    spec_abstract,
 )
+from embedding_cache_checker.verify.plans import load_plans
+from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
+from embedding_cache_checker.verify.planted.admission import DoorkeeperForgets
+from embedding_cache_checker.verify.replay import (
+    REAL_OPERATIONS,
+    ReplayReport,
+    clone,
+    expected_result,
+    replay_graph,
+    result_kind,
+)
+from embedding_cache_checker.verify.spec_read import last_op, spec_abstract
 from embedding_cache_checker.verify.state_graph import StateGraph
 from embedding_cache_checker.verify.step_planted import planted_replay, replay_model
-from embedding_cache_checker.verify.tla_values import parse_state
+from embedding_cache_checker.verify.tla_values import TlaValue, parse_state
 
 # ---------------------------------------------------------------- a hand-made graph
 
@@ -178,6 +188,147 @@ def test_a_missing_spec_step_is_a_refusal_the_code_does_not_make() -> None:
     assert report.mismatches[0].detail.startswith("accepted")
 
 
+# ---------------------------------------------------------------- the alloc rules (hand-made)
+
+#: Keys = {k1}, N = 2, contiguity 1, the graph keeping every choice of ids (no
+#: CanonicalAlloc): from Init the spec has Alloc k1 of 0 blocks, of 1 block at
+#: {0} or at {1}, of 2 blocks, and PinIfReady of the absent k1; the targets have
+#: no edges (a frontier).
+_FIFO_EMPTY = "/\\ policy = [queue |-> <<>>]\n/\\ evictable = 0\n"
+
+
+def _alloc_state(blocks: str, free: str, n: int) -> str:
+    return (
+        f"{_FIFO_EMPTY}/\\ free = {free}\n"
+        f"/\\ entries = (k1 :> [blocks |-> {blocks}, pins |-> -1])\n"
+        f'/\\ lastOp = [n |-> {n}, op |-> "Alloc", key |-> k1]'
+    )
+
+
+_INIT2 = _FIFO_EMPTY + "/\\ free = {0, 1}\n/\\ entries = << >>\n"
+EXACT = StateGraph(
+    states={
+        "0": parse_state(_INIT2 + '/\\ lastOp = [n |-> 0, op |-> "Init", key |-> "none"]'),
+        "1": parse_state(_alloc_state("{}", "{0, 1}", 0)),
+        "2": parse_state(_alloc_state("{0}", "{1}", 1)),
+        "3": parse_state(_alloc_state("{1}", "{0}", 1)),
+        "4": parse_state(_alloc_state("{0, 1}", "{}", 2)),
+        "5": parse_state(_INIT2 + '/\\ lastOp = [n |-> 0, op |-> "PinIfReady", key |-> k1]'),
+    },
+    edges=[("0", target, "UnnamedAction") for target in "12345"],
+    initial=["0"],
+)
+CONTIGUOUS = CacheRule(allocator="extents", contiguity=1)
+
+
+def _code_choice() -> str:
+    """The node of EXACT holding the ids the code's alloc(k1, 1) takes."""
+    s = CONTIGUOUS.state(2, "fifo")
+    REAL_OPERATIONS["alloc"](s, "k1", 1)
+    return "2" if block_state(s).entries == (("k1", frozenset({0})),) else "3"
+
+
+def test_block_exact_replay_follows_the_codes_choice_of_ids() -> None:
+    report = replay_graph(EXACT, ["k1"], 2, 1, rule=CONTIGUOUS)
+    assert report.ok and report.block_exact, report.mismatches
+    # Four calls, each replayed once; the alloc of one block has two edges, one of
+    # which is the code's: the other is a choice it did not make.
+    assert (report.edges_replayed, report.edges_other_choice, report.edges_unreached) == (4, 1, 0)
+    assert report.states_reached == 5 and report.disabled_checked == 5
+
+
+def test_block_exact_replay_reports_a_choice_of_ids_the_spec_lacks() -> None:
+    mine = _code_choice()
+    without = StateGraph(EXACT.states, [e for e in EXACT.edges if e[1] != mine], EXACT.initial)
+    report = replay_graph(without, ["k1"], 2, 1, rule=CONTIGUOUS)
+    assert [m.step for m in report.mismatches] == ["alloc('k1', 1)"]
+    assert "no edge of the spec holds them" in report.mismatches[0].detail
+    assert not report.ok
+    # Counting blocks only, the same graph replays: only the block-exact mode sees ids.
+    seed = replay_graph(without, ["k1"], 2, 1)
+    assert seed.ok and not seed.block_exact and seed.edges_replayed == seed.edges_total == 4
+
+
+def test_counting_blocks_every_choice_of_ids_is_an_edge_to_replay() -> None:
+    report = replay_graph(EXACT, ["k1"], 2, 1)
+    assert report.ok and report.edges_replayed == report.edges_total == 5
+    assert report.states_reached == 6  # both choices reached, from one code state each
+
+
+def test_a_report_that_skips_edges_is_complete_only_block_exact() -> None:
+    skipped = ReplayReport(edges_total=3, edges_replayed=2, edges_other_choice=1)
+    assert not skipped.complete and not skipped.ok
+    exact = ReplayReport(edges_total=3, edges_replayed=2, edges_unreached=1, block_exact=True)
+    assert exact.complete and exact.ok
+    assert not ReplayReport(edges_total=3, edges_replayed=1, block_exact=True).complete
+
+
+#: The door's TLA+ states: k1 ready (one block, the whole pool) and the door as given.
+def _door_state(door: str, op: str, key: str) -> dict[str, TlaValue]:
+    return parse_state(
+        "/\\ policy = [queue |-> <<k1>>]\n/\\ evictable = 1\n/\\ free = 0\n"
+        "/\\ entries = (k1 :> [size |-> 1, pins |-> 0])\n"
+        f"/\\ door = {door}\n"
+        f'/\\ lastOp = [n |-> 1, op |-> "{op}", key |-> {key}]'
+    )
+
+
+DOORKEEPER = CacheRule(admission="doorkeeper", door_capacity=1)
+
+
+@pytest.mark.parametrize("rule", [DOORKEEPER, replace(DOORKEEPER, admission=DoorkeeperForgets)])
+def test_a_decline_returns_none_and_the_door_is_read_like_the_spec(rule: CacheRule) -> None:
+    s = _run(rule.state(1, "fifo"), [("alloc", "k1", 1), ("mark_ready", "k1")])
+    assert abstract_state(s) == spec_abstract(_door_state("<<>>", "MarkReady", "k1"))
+    before = abstract_state(s)
+    declined = REAL_OPERATIONS["alloc"](s, "k2", 1)
+    assert result_kind(declined, "AllocDecline") == "none"
+    assert expected_result("AllocDecline", before, "k2") == "none"
+    # The door holds one key: k3's decline pushes k2 out (the oldest leaves).
+    REAL_OPERATIONS["alloc"](s, "k3", 1)
+    spec = spec_abstract(_door_state("<<k3>>", "AllocDecline", "k3"))
+    if rule.admission is DoorkeeperForgets:  # forgets every decline: the door stays empty
+        assert abstract_state(s) != spec and abstract_state(s).door == ()
+    else:
+        assert abstract_state(s) == spec and spec.door == ("k3",)
+
+
+def test_without_a_filter_neither_side_has_a_door() -> None:
+    assert abstract_state(CacheState(1)).door == ()
+    assert spec_abstract(TINY.states["0"]).door == ()
+
+
+def test_the_rule_comes_from_the_manifest_entry_and_must_match_the_config() -> None:
+    entry = {"name": "M", "admission": "doorkeeper", "rule_params": {"DoorCapacity": 2}}
+    rule = cache_rule(entry)
+    assert rule == CacheRule(admission="doorkeeper", door_capacity=2) and not rule.block_exact
+    door = rule.state(4, "fifo").admission
+    assert isinstance(door, Doorkeeper) and door.capacity == 2
+    assert check_rule(rule, {"DoorCapacity": "2", "N": "4"}) is None
+    assert "DoorCapacity is 1" in str(check_rule(rule, {"DoorCapacity": "1"}))
+    assert "DoorCapacity is None" in str(check_rule(rule, {}))
+    contiguous = cache_rule({"allocator": "extents", "rule_params": {"Contiguity": 1}})
+    assert contiguous == CONTIGUOUS and contiguous.block_exact
+    assert contiguous.state(3, "fifo").contiguity == 1
+    assert check_rule(contiguous, {"Contiguity": "1"}) is None
+    # A config with a rule the entry does not name is a difference too.
+    assert cache_rule({}) == SEED_RULE and check_rule(SEED_RULE, {"Contiguity": "0"}) is None
+    assert "Contiguity is 1" in str(check_rule(SEED_RULE, {"Contiguity": "1"}))
+    assert "DoorCapacity is 1" in str(check_rule(SEED_RULE, {"DoorCapacity": "1"}))
+    with pytest.raises(ValueError, match="unknown admission filter 'tinylfu'"):
+        cache_rule({"admission": "tinylfu"})
+    with pytest.raises(ValueError, match=r"unknown rule_params \['window'\]"):
+        cache_rule({"rule_params": {"Window": 3}})
+
+
+def test_a_bug_of_an_alloc_rule_is_not_replayed_on_a_model_of_another_rule() -> None:
+    dump = DumpedModel("TINY", TINY, TINY_KEYS, TINY_N, TINY_MAX_PINS, 0.0)
+    with pytest.raises(ValueError, match="ForgetsDoor runs with filter 'doorkeeper'"):
+        planted_replay(by_name("ForgetsDoor"), "fifo", dump)
+    with pytest.raises(ValueError, match="ContiguityNever runs with filter None and contiguity 1"):
+        planted_replay(by_name("ContiguityNever"), "fifo", dump)
+
+
 # ---------------------------------------------------------------- policies, read like the code
 
 
@@ -305,6 +456,19 @@ def test_clone_keeps_a_planted_policy_class(bug: PlantedBug) -> None:
     assert twin.policy is not s.policy and abstract_state(twin) == abstract_state(s)
 
 
+def test_clone_keeps_a_planted_filter_class() -> None:
+    # The replay clones the code's state at every step: a broken doorkeeper that came
+    # back as the real one would leave the bug unreplayed after the first step.
+    bug = by_name("ForgetsDoor")
+    s = bug.state(3)
+    twin = clone(s)
+    assert bug.broken_admission is not None and twin.admission is not None
+    assert type(twin.admission) is type(s.admission) is bug.broken_admission
+    assert twin.admission is not s.admission and abstract_state(twin) == abstract_state(s)
+    twin.admission.declined("k1")  # the broken filter's: it remembers nothing
+    assert abstract_state(twin).door == ()
+
+
 # ---------------------------------------------------------------- real graphs (TLC)
 
 #: Planted bugs MCSmoke (2 keys) cannot show: each needs an eviction while a
@@ -347,6 +511,7 @@ def _replay(model: DumpedModel) -> ReplayReport:
         model.num_blocks,
         model.max_pins,
         policy=policy_factory(model.policy, model.policy_params),
+        rule=model.rule,
     )
 
 
@@ -383,8 +548,12 @@ def test_each_policy_replays_its_model_on_the_real_code(planted_model: DumpedMod
     assert report.disabled_checked > 0 and report.policy == planted_model.policy
 
 
-#: The bugs replayed on the lease replay inputs, not on the core's models.
-CORE_REPLAY_BUGS = [b for b in for_policy("fifo", "replay") if b.transition not in LEASE_OPERATIONS]
+#: The bugs replayed on fifo's core models: not those of a lease transition or of an
+#: alloc rule, which are replayed on their rule's replay input.
+FIFO_PLAN = PLANS["fifo"]
+CORE_REPLAY_BUGS = [
+    b for b in for_policy("fifo", "replay") if replay_model(b, FIFO_PLAN) == FIFO_PLAN.planted
+]
 
 
 @pytest.mark.tlc
@@ -447,3 +616,78 @@ def test_each_policy_replays_its_lease_model_on_the_real_code(lease_model: Dumpe
         b.name for b in for_policy(policy, "replay")
     }
     assert blind == {"ExpireNotDue"}  # its stale heap pair has no spec state (WHY_BLIND)
+
+
+# ---------------------------------------------------------------- the alloc rules' graphs (TLC)
+
+#: Each policy's replay input of each alloc rule, as (policy, rule).
+RULE_MODELS = [(policy, rule) for policy in sorted(PLANS) for rule in ("admission", "contiguity")]
+
+
+def _rule_model_name(policy: str, rule: str) -> str:
+    plan = PLANS[policy]
+    name = plan.planted_admission if rule == "admission" else plan.planted_contiguity
+    assert name is not None, f"{policy} has no {rule} replay input"
+    return name
+
+
+@pytest.fixture(scope="module", params=RULE_MODELS, ids=lambda p: f"{p[0]}-{p[1]}")
+def rule_model(request: pytest.FixtureRequest, tla_dir: Path) -> Iterator[DumpedModel]:
+    """Each policy's MCReplayAdmission<Policy> and MCReplayContiguity<Policy> (TLC ~5-30 s)."""
+    yield _dump(tla_dir, _rule_model_name(*request.param))
+
+
+def _declines_at_a_full_door(graph: StateGraph) -> int:
+    """The AllocDecline edges from a state whose door is not empty: it holds another key
+    (a key at the door is let in), so a door of capacity 1 is full and its oldest key
+    leaves."""
+    return sum(
+        1
+        for source, target, _ in graph.edges
+        if last_op(graph.states[target])[0] == "AllocDecline" and graph.states[source]["door"]
+    )
+
+
+@pytest.mark.tlc
+def test_each_policy_replays_its_alloc_rule_models_on_the_real_code(
+    rule_model: DumpedModel,
+) -> None:
+    report = _replay(rule_model)
+    assert report.mismatches == [], report.mismatches[:3]
+    assert report.ok and report.policy == rule_model.policy
+    assert report.edges_replayed > 0 and report.disabled_checked > 0
+    if rule_model.rule.admission is not None:  # every edge, AllocDecline ones among them
+        assert rule_model.rule == CacheRule(admission="doorkeeper", door_capacity=1)
+        assert not report.block_exact and report.edges_replayed == report.edges_total
+        assert report.states_reached == report.states
+        assert _declines_at_a_full_door(rule_model.graph) > 0
+    else:  # block-exact: the code's choices of ids, and other choices the spec allows
+        assert rule_model.rule == CacheRule(allocator="extents", contiguity=1)
+        assert report.block_exact and report.edges_other_choice > 0
+        assert 0 < report.states_reached <= report.states
+        assert report.edges_replayed + report.edges_other_choice + report.edges_unreached == (
+            report.edges_total
+        )
+
+
+@pytest.mark.tlc
+def test_each_alloc_rule_model_catches_every_planted_bug_of_its_rule(
+    rule_model: DumpedModel,
+) -> None:
+    policy, name, admission = rule_model.policy, rule_model.name, rule_model.rule.admission
+    of_rule = {
+        b.name
+        for b in for_policy(policy)
+        if (b.admission is not None if admission is not None else b.contiguity > 0)
+    }
+    replayed = [b for b in for_policy(policy, "replay") if replay_model(b, PLANS[policy]) == name]
+    assert {b.name for b in replayed} == of_rule and of_rule  # the replay must catch them all
+    missed, elsewhere = [], []
+    for bug in replayed:
+        caught, detail = planted_replay(bug, policy, rule_model)
+        if not caught:
+            missed.append(bug.name)
+        elif not detail.startswith(f"{name}: alloc("):  # the broken alloc (or filter) shows
+            elsewhere.append(f"{bug.name}: {detail}")
+    assert not missed, f"{policy}: the replay of {name} missed {missed}"
+    assert not elsewhere, elsewhere

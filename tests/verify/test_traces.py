@@ -31,9 +31,10 @@ from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
 from embedding_cache_checker.tlc.config import parse_config
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.tracing import TracedEmbeddingCache, TraceStep
+from embedding_cache_checker.verify.model_code import policy_factory, policy_variables
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
-from embedding_cache_checker.verify.replay import policy_factory, policy_variables, spec_abstract
+from embedding_cache_checker.verify.spec_read import spec_abstract
 from embedding_cache_checker.verify.step_planted import (
     planted_eviction,
     planted_recordings,

@@ -22,7 +22,7 @@ the code as the conformance checks replay states, the runtime's
 ``embedding_cache.policies`` and the checker's ``abstraction`` and ``verify``
 (``verify.replay``, ``verify.repro``, ``verify.planted``,
 ``verify.tla_values``); ``command`` imports ``repro``; ``shapes``, at call time,
-``verify.replay.derived_constants``, so that a config scaled to another pool size
+``verify.model_code.derived_constants``, so that a config scaled to another pool size
 gets the policy's derived constants (s3fifo's ``SmallTarget``) as the code's policy
 derives them. Every other module needs only the standard library, TLC and Java.
 """

@@ -43,16 +43,9 @@ from typing import Any
 from embedding_cache.policies import make_policy
 
 from ..abstraction import AbstractState
+from ..verify.model_code import check_constants, policy_factory, policy_variables
 from ..verify.planted import for_tla_model
-from ..verify.replay import (
-    ACTION_TO_OPERATION,
-    check_constants,
-    expected_result,
-    last_op,
-    policy_factory,
-    policy_variables,
-    spec_abstract,
-)
+from ..verify.replay import ACTION_TO_OPERATION, expected_result
 from ..verify.repro import (
     LINKED,
     REPRO_BUG_ENV,
@@ -62,6 +55,7 @@ from ..verify.repro import (
     SpecState,
     replay,
 )
+from ..verify.spec_read import last_op, spec_abstract
 from ..verify.tla_values import TlaParseError, TlaValue, parse_value
 from .config import read_config
 from .counterexample import explain_failure, identify_violation

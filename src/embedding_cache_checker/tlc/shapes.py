@@ -113,7 +113,7 @@ def simulation_plan(model: Model) -> SimulationPlan:
 def policy_constants(text: str, shape: Shape, policy: str | None) -> dict[str, str]:
     """The constants of ``policy``'s module that the config ``text`` assigns and that
     derive from the pool size (s3fifo's ``SmallTarget``), as the code's policy derives
-    them at ``shape.blocks`` (``verify.replay.derived_constants``: one rule, no policy
+    them at ``shape.blocks`` (``verify.model_code.derived_constants``: one rule, no policy
     listed); {} for the core (``policy`` None). O(len(text)).
 
     Imports the runtime's registry, through the checker's replay, at call time: the
@@ -121,7 +121,7 @@ def policy_constants(text: str, shape: Shape, policy: str | None) -> dict[str, s
     """
     if policy is None:
         return {}
-    from ..verify.replay import derived_constants  # the code's values, not a copy of them
+    from ..verify.model_code import derived_constants  # the code's values, not a copy of them
 
     assigned = {}
     for line in text.splitlines():

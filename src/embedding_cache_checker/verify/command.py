@@ -184,6 +184,8 @@ def _policy_rows(report: VerifyReport, section: dict[str, Any]) -> list[tuple[st
     for model in section["conformance"]["models"]:
         depth = model.get("depth_bound")
         cut = "" if model["full"] else f" (depth {depth})" if depth else " (depth-bounded)"
+        if model.get("block_exact"):
+            cut += f" (block-exact: {model['states_reached']}/{model['states']} states reached)"
         row(
             "conformance",
             f"{model['model']}: {model['edges_replayed']}/"

@@ -83,7 +83,9 @@ def _policy_entries(out: dict[Key, Entry], policy: str, section: Mapping[str, An
             mismatches="mismatches",
             depth="depth_bound",
         )
-        complete = not model.get("full") or model["edges_replayed"] == model["edges_total"]
+        # A report without ``complete`` predates block-exact replays: every edge replayed.
+        whole = model.get("complete", model["edges_replayed"] == model["edges_total"])
+        complete = not model.get("full") or whole
         entry["ok"] = model["mismatches"] == 0 and complete
         entry["seconds"] = round(model.get("tlc_seconds", 0) + model.get("replay_seconds", 0), 1)
         out[("conformance", f"{policy}/{model['model']}")] = entry

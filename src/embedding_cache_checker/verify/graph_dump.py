@@ -8,6 +8,9 @@ model's eviction policy (and its parameters) come from its manifest entry's
 ``policy`` / ``policy_params`` fields (tla/models.json, under ``models`` or
 ``replay_models``; the parameters are the policy module's TLA+ constants); a
 model the manifest does not list, or an entry without them, is a fifo model.
+Its alloc rule (``model_code.CacheRule``: an admission filter with its capacity, or
+contiguity on the extents allocator) comes from the entry's ``admission``,
+``allocator`` and ``rule_params``; an entry without them has the seed's rule.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..tlc.config import read_config
 from ..tlc.manifest import MANIFEST_NAME
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
+from .model_code import SEED_RULE, CacheRule, cache_rule
 from .state_graph import StateGraph, load_dot
 from .tla_values import parse_value
 
@@ -41,6 +45,8 @@ class DumpedModel:
     tlc_seconds: float
     policy: str = DEFAULT_POLICY
     policy_params: dict[str, int] = field(default_factory=dict)  # TLA+ constants, by name
+    #: The model's alloc rule (its manifest entry's): what the code's cache runs.
+    rule: CacheRule = SEED_RULE
 
 
 def manifest_entry(tla_dir: Path, model: str) -> dict[str, Any]:
@@ -73,6 +79,15 @@ def model_policy(tla_dir: Path, model: str) -> tuple[str, dict[str, int]]:
     return str(entry.get("policy") or DEFAULT_POLICY), {str(k): int(v) for k, v in params.items()}
 
 
+def model_rule(tla_dir: Path, model: str) -> CacheRule:
+    """The alloc rule of ``model``, from its manifest entry (``model_code.cache_rule``).
+
+    Raises:
+        ValueError: the entry names an unknown filter or rule constant.
+    """
+    return cache_rule(manifest_entry(tla_dir, model))
+
+
 def dump_state_graph(
     tla_dir: Path, model: str, workers: int = 2, timeout: float = 600.0
 ) -> DumpedModel:
@@ -85,6 +100,7 @@ def dump_state_graph(
     spec, config_file = model_files(tla_dir, model)
     config = read_config(tla_dir / config_file)
     policy, params = model_policy(tla_dir, model)
+    rule = model_rule(tla_dir, model)
     with tempfile.TemporaryDirectory(prefix=f"dump-{model}-") as tmp:
         dot = Path(tmp) / "graph.dot"
         run = run_tlc(
@@ -114,4 +130,5 @@ def dump_state_graph(
         tlc_seconds=run.seconds,
         policy=policy,
         policy_params=params,
+        rule=rule,
     )

@@ -54,21 +54,20 @@ from embedding_cache.policies import make_policy
 from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, end_lease
 
 from ..abstraction import AbstractState, abstract_state
+from .model_code import SEED_RULE, CacheRule, PolicyFactory, policy_variables
 from .replay import (
     REAL_OPERATIONS,
     MismatchLog,
     Operations,
-    PolicyFactory,
     ReplayReport,
     _check_refused,
     _disabled_steps,
     call_text,
     expected_result,
-    policy_variables,
     replay_graph,
     result_kind,
-    spec_abstract,
 )
+from .spec_read import spec_abstract
 from .state_graph import StateGraph
 from .tla_values import TlaFunction, TlaValue
 
@@ -436,21 +435,22 @@ def replay_any_graph(
     max_mismatches: int = 20,
     stop_at_first: bool = False,
     policy: PolicyFactory = "fifo",
+    rule: CacheRule = SEED_RULE,
 ) -> ReplayReport:
     """Replay every edge of ``graph`` on the code (BFS from the initial states): a lease
     replay input (``is_lease_graph``) here, any other by ``replay.replay_graph``. What the
     conformance and planted steps call. ``ops`` are the core's operations by name, with any
-    lease transition it names replacing the real one (a planted bug's table). O(edges *
-    state size)."""
+    lease transition it names replacing the real one (a planted bug's table); the code's
+    cache runs the model's alloc ``rule`` (``model_code.CacheRule``). O(edges * state size)."""
     if not is_lease_graph(graph):
         return replay_graph(
-            graph, keys, num_blocks, max_pins, ops, max_mismatches, stop_at_first, policy
+            graph, keys, num_blocks, max_pins, ops, max_mismatches, stop_at_first, policy, rule
         )
     table: dict[str, Callable[..., Any]] = {**REAL_LEASE_OPERATIONS, **ops}
     run = _LeaseReplay(graph, table, policy_variables(policy, num_blocks), max_mismatches)
     run.report.policy = make_policy(policy, num_blocks).name
     for node in graph.initial:
-        run.code[node] = CodeState(CacheState(num_blocks, make_policy(policy, num_blocks)))
+        run.code[node] = CodeState(rule.state(num_blocks, policy))
         run.todo.append(node)
     while run.todo and not (stop_at_first and run.log.count):
         node = run.todo.popleft()

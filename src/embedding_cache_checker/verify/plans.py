@@ -17,6 +17,12 @@ the manifest's ``comment``):
   its graph has the lease calls. ``planted_replay`` true on at most one of a
   policy's lease replay inputs: the model the planted lease bugs are replayed on
   (the one above is then the others'); no ``trace_module`` there.
+* ``admission`` (a filter's name) or ``allocator`` with ``rule_params`` (the rule's
+  TLA+ constants: ``DoorCapacity``, ``Contiguity``) on a replay input of an alloc
+  rule (MCReplayAdmission<Policy>, MCReplayContiguity<Policy>): the code's cache runs
+  that rule (``model_code.CacheRule``; with contiguity, block-exact). ``planted_replay``
+  true on at most one of a policy's replay inputs of each rule: the model the planted
+  bugs of that rule are replayed on (``planted.admission``, ``planted.contiguity``).
 
 What is not in the manifest (seeds, steps, threads) is a constant here.
 """
@@ -48,6 +54,9 @@ STEPS_PER_THREAD = 250
 FULL, BOUNDED = "full", "bounded"
 #: The manifest's sections holding model entries (replay inputs are not checked by ``tlc``).
 SECTIONS = ("models", "replay_models")
+#: What a replayed entry drives on the code (``entry_rule``): the seed's calls, leases, or an
+#: alloc rule.
+CORE, LEASE, ADMISSION, CONTIGUITY = "core", "lease", "admission", "contiguity"
 
 
 class PlanError(ManifestError):
@@ -73,10 +82,14 @@ class PolicyPlan:
     #: The traced policy's constructor parameters (gdsf: TLC's integers are 32-bit).
     trace_params: Mapping[str, int] = field(default_factory=dict)
     #: The TLA+ constants of the policy's module: the names its models' ``policy_params``
-    #: set (the code policy's attribute of each: ``replay.code_name``).
+    #: set (the code policy's attribute of each: ``model_code.code_name``).
     tla_constants: tuple[str, ...] = ()
     #: The lease replay input the planted lease bugs are replayed on (None: none is).
     planted_lease: str | None = None
+    #: The admission replay input the planted admission bugs are replayed on (None: none is).
+    planted_admission: str | None = None
+    #: The contiguity replay input the planted contiguity bugs are replayed on (None: none is).
+    planted_contiguity: str | None = None
     sequential_seeds: tuple[int, ...] = SEQUENTIAL_SEEDS
     sequential_steps: int = SEQUENTIAL_STEPS
     lease_seeds: tuple[int, ...] = LEASE_SEEDS
@@ -84,6 +97,12 @@ class PolicyPlan:
     threaded_seeds: tuple[int, ...] = THREADED_SEEDS
     threads: int = THREADS
     steps_per_thread: int = STEPS_PER_THREAD
+
+    @property
+    def planted_models(self) -> tuple[str, ...]:
+        """Every model a planted bug of this policy is replayed on. O(1)."""
+        chosen = (self.planted, self.planted_lease, self.planted_admission, self.planted_contiguity)
+        return tuple(name for name in chosen if name is not None)
 
     @property
     def replayed(self) -> tuple[tuple[str, bool], ...]:
@@ -138,6 +157,19 @@ def _trace_params(entry: Mapping[str, Any], tla_dir: Path) -> dict[str, int]:
     return {str(k): v for k, v in params.items()}
 
 
+def entry_rule(entry: Mapping[str, Any]) -> str:
+    """What a replayed entry drives on the code: ``LEASE`` (``lease_replay``), ``ADMISSION``
+    (an ``admission`` filter), ``CONTIGUITY`` (an ``allocator`` or a ``Contiguity`` in its
+    ``rule_params``), else ``CORE``. O(1)."""
+    if entry.get("lease_replay"):
+        return LEASE
+    if entry.get("admission") is not None:
+        return ADMISSION
+    if entry.get("allocator") is not None or "Contiguity" in (entry.get("rule_params") or {}):
+        return CONTIGUITY
+    return CORE
+
+
 def _replayed(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) -> list[tuple[str, str]]:
     """(name, replay kind) of ``policy``'s replayed entries, in manifest order.
 
@@ -165,7 +197,7 @@ def _planted_entry(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) ->
     planted = [
         e
         for e in mine
-        if "replay" in e and e.get("planted_replay") is True and not e.get("lease_replay")
+        if "replay" in e and e.get("planted_replay") is True and entry_rule(e) == CORE
     ]
     if len(planted) != 1:
         names = [str(e["name"]) for e in planted]
@@ -183,8 +215,9 @@ def _planted_entry(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) ->
     return entry
 
 
-def _planted_lease(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) -> str | None:
-    """``policy``'s lease replay input with ``planted_replay`` true, if any.
+def _planted_of(rule: str, policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) -> str | None:
+    """``policy``'s replay input of ``rule`` (``entry_rule``: lease, admission or
+    contiguity) with ``planted_replay`` true, if any.
 
     Raises:
         PlanError: several such entries.
@@ -192,11 +225,11 @@ def _planted_lease(policy: str, mine: list[Mapping[str, Any]], tla_dir: Path) ->
     planted = [
         str(e["name"])
         for e in mine
-        if "replay" in e and e.get("lease_replay") is True and e.get("planted_replay") is True
+        if "replay" in e and entry_rule(e) == rule and e.get("planted_replay") is True
     ]
     if len(planted) > 1:
         raise PlanError(
-            f'policy {policy!r} has several lease replay inputs with "planted_replay": true '
+            f'policy {policy!r} has several {rule} replay inputs with "planted_replay": true '
             f"in {_where(tla_dir)}: {planted}"
         )
     return planted[0] if planted else None
@@ -226,7 +259,9 @@ def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = 
         trace_module=str(entry["trace_module"]),
         trace_params=_trace_params(entry, tla_dir),
         tla_constants=tuple(constants),
-        planted_lease=_planted_lease(policy, mine, tla_dir),
+        planted_lease=_planted_of(LEASE, policy, mine, tla_dir),
+        planted_admission=_planted_of(ADMISSION, policy, mine, tla_dir),
+        planted_contiguity=_planted_of(CONTIGUITY, policy, mine, tla_dir),
     )
 
 

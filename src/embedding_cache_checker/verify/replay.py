@@ -6,8 +6,10 @@ there is applied to a copy: the operation's result and the abstract state
 after it (``abstraction.abstract_state``) must match the spec's. Then, for
 every operation the spec does *not* allow in that state, the code must raise a
 typed error and change nothing (MisuseUnchangedProp). Block identities are
-not compared (the spec leaves the allocator's choice open); instead the full
-invariant sweep runs on the code's state after every step.
+not compared (the spec leaves the allocator's choice open) but in the
+block-exact mode below; instead the full invariant sweep runs on the code's
+state after every step. The spec's states are read by ``spec_read``, the
+code's cache is built by ``model_code``.
 
 The replay is parametrised by the eviction policy: the code's ``CacheState``
 gets the model's policy (a name from ``EVICTION_POLICIES`` with parameters,
@@ -17,32 +19,46 @@ spec's state is read with that policy's variables (the names its
 variable ``policy``). Other TLA+ variables -- ``evictable``, ``lastOp``, and
 the ghosts of the ``*Check`` modules (fifo's ``joinStamp``/``joinClock``,
 s3fifo's ``reused``) -- are not compared.
+
+The replay is also parametrised by the model's alloc rule (``model_code.CacheRule``,
+from its manifest entry): the code's state gets the same admission filter (the
+doorkeeper with the model's ``DoorCapacity``: its door is compared, as the
+TLA+ variable ``door``, and an ``AllocDecline`` edge is an alloc that returns
+None) or the same contiguity bound (``Contiguity`` on the extents allocator).
+Under contiguity which entries an alloc evicts depends on where the free blocks
+lie, so such a model is replayed *block-exact*: its graph keeps every choice of
+ids an alloc may take (no ``CanonicalAlloc``), the call is applied once on the
+code, and the replay follows the one edge whose target holds exactly the code's
+blocks, free ids and victims (``abstraction.block_state``); no such edge is a
+mismatch. States the code's allocator never reaches are not visited (their
+edges, and the edges of choices the code did not make, are counted apart:
+``ReplayReport.edges_other_choice`` and ``edges_unreached``); every state it
+reaches, every step from it and every refused call there is checked as above.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import re
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from embedding_cache import invariants, transitions
 from embedding_cache.entry import CacheEntry
 from embedding_cache.errors import CacheError
-from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, make_policy
+from embedding_cache.policies import make_policy
 from embedding_cache.state import CacheState
 
-from ..abstraction import AbstractEntry, AbstractState, abstract_state, policy_view
+from ..abstraction import AbstractState, BlockState, abstract_state, block_state
+from .model_code import SEED_RULE, CacheRule, PolicyFactory, policy_variables
+from .spec_read import last_op, spec_abstract, spec_blocks
 from .state_graph import StateGraph
-from .tla_values import ModelValue, TlaFunction, TlaValue
 
 #: The code's operation for each TLA+ action name (spec/NAMES.md).
 ACTION_TO_OPERATION = {
     "Alloc": "alloc",
     "AllocFail": "alloc",
+    "AllocDecline": "alloc",
     "MarkReady": "mark_ready",
     "Pin": "pin",
     "PinIfReady": "pin_if_ready",
@@ -54,111 +70,6 @@ Operations = Mapping[str, Callable[..., Any]]
 
 #: The real transitions; planted-bug checks swap in broken ones.
 REAL_OPERATIONS: Operations = transitions.OPERATIONS
-
-#: What builds the code's policy: a name in ``EVICTION_POLICIES`` or a factory of ``num_blocks``.
-PolicyFactory = str | Callable[[int], EvictionPolicy]
-
-
-#: A TLA+ constant's word boundaries (MaxFreq: Max|Freq).
-_WORD = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def code_name(constant: str) -> str:
-    """The code policy's attribute (and constructor parameter, if it is one) of the same
-    meaning as the TLA+ constant ``constant``: its name in snake_case (``Scale`` ->
-    ``scale``, ``SmallTarget`` -> ``small_target``); a snake_case name is its own. One rule
-    for every policy (tla/README.md), so no policy is listed here. O(len(constant))."""
-    return _WORD.sub("_", constant).lower()
-
-
-def policy_factory(name: str, params: Mapping[str, int] | None = None) -> PolicyFactory:
-    """The factory of policy ``name`` with constructor parameters ``params`` (e.g. gdsf's
-    ``scale``), or with the TLA+ constants a model sets (``policy_params`` in
-    tla/models.json, e.g. ``Scale``): those that are constructor parameters are passed,
-    the derived ones (s3fifo's ``SmallTarget``) must agree with the code's
-    (``check_constants``).
-
-    Raises:
-        ValueError: ``name`` is not a policy of ``EVICTION_POLICIES``.
-    """
-    kwargs = code_params(name, params or {})
-    return functools.partial(EVICTION_POLICIES[name], **kwargs) if kwargs else name
-
-
-def code_params(name: str, params: Mapping[str, int]) -> dict[str, int]:
-    """The constructor parameters of policy ``name`` among ``params`` (given by the code's
-    names, or by the TLA+ constants' names, ``code_name``); the others are dropped.
-    O(len(params)).
-
-    Raises:
-        ValueError: ``name`` is not a policy of ``EVICTION_POLICIES``.
-    """
-    cls = EVICTION_POLICIES.get(name)
-    if cls is None:
-        raise ValueError(f"unknown eviction policy {name!r}; known: {sorted(EVICTION_POLICIES)}")
-    accepted = inspect.signature(cls).parameters
-    kwargs = {code_name(k): v for k, v in params.items()}
-    return {k: v for k, v in kwargs.items() if k in accepted}
-
-
-def _constant_value(policy: EvictionPolicy, constant: str) -> int | None:
-    """The code policy's value of TLA+ constant ``constant`` (None: it has no such integer
-    attribute, so the constant is not one of its module's). O(1)."""
-    value = getattr(policy, code_name(constant), None)
-    return value if type(value) is int else None
-
-
-def policy_constants(policy: EvictionPolicy, names: Iterable[str]) -> dict[str, int]:
-    """The TLA+ constants ``names`` of ``policy``'s module (its plan's ``tla_constants``,
-    from the manifest), valued as the code's policy has them. O(len(names)).
-
-    Raises:
-        ValueError: the code's policy has no integer attribute for one of them.
-    """
-    values = {name: _constant_value(policy, name) for name in names}
-    missing = [name for name, value in values.items() if value is None]
-    if missing:
-        attrs = [code_name(name) for name in missing]
-        raise ValueError(f"the code's {policy.name} has no integer attribute {attrs} for {missing}")
-    return {name: value for name, value in values.items() if value is not None}
-
-
-def check_constants(policy: EvictionPolicy, constants: Mapping[str, object]) -> str | None:
-    """None when every constant of ``constants`` (a model's config or ``policy_params``)
-    that is one of ``policy``'s (an integer attribute by its ``code_name``) has the code
-    policy's value; else what differs. O(len(constants))."""
-    for name, given in constants.items():
-        value = _constant_value(policy, name)
-        if value is not None and str(given).strip() != str(value):
-            return f"{name} is {given} in the model but {value} in the code's {policy.name}"
-    return None
-
-
-def derived_constants(
-    name: str, constants: Mapping[str, object], num_blocks: int
-) -> dict[str, int]:
-    """The derived TLA+ constants among ``constants`` (a model's config, e.g. s3fifo's
-    ``SmallTarget``), valued as the code's policy ``name`` has them for a pool of
-    ``num_blocks`` blocks: the constants that are integer attributes of that policy
-    (``code_name``) but not constructor parameters, the policy built with the
-    constructor parameters the config sets (gdsf's ``Scale``, kept as given). What a
-    config scaled to another pool size rewrites (``tlc.shapes.scale_config``); one rule
-    for every policy, so none is listed. O(len(constants)).
-
-    Raises:
-        ValueError: ``name`` is not a policy of ``EVICTION_POLICIES``.
-    """
-    given = {k: int(str(v)) for k, v in constants.items() if re.fullmatch(r"-?\d+", str(v))}
-    params = code_params(name, given)
-    policy = make_policy(policy_factory(name, params), num_blocks)
-    values = {c: _constant_value(policy, c) for c in constants if code_name(c) not in params}
-    return {c: value for c, value in values.items() if value is not None}
-
-
-def policy_variables(policy: PolicyFactory, num_blocks: int) -> tuple[str, ...]:
-    """The variables the code's policy is compared on: the names its ``abstract()`` gives.
-    O(1) (an empty policy)."""
-    return tuple(sorted(make_policy(policy, num_blocks).checks().abstract()))
 
 
 @dataclass
@@ -182,11 +93,28 @@ class ReplayReport:
     #: Lease graphs: states with several leases due, whose one expiry call was replayed.
     batch_expiries: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
+    #: Replayed block-exact (``CacheRule.block_exact``): the code's choice of ids followed.
+    block_exact: bool = False
+    #: The states the code was driven into (and every step from them replayed).
+    states_reached: int = 0
+    #: Block-exact: edges of a call the code made, to a choice of ids it did not make.
+    edges_other_choice: int = 0
+    #: Block-exact: edges out of states the code's choices of ids never reach.
+    edges_unreached: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """True when every edge was replayed, or (block-exact only) is a choice of ids the
+        code did not make or leaves a state it never reaches. O(1)."""
+        skipped = self.edges_other_choice + self.edges_unreached
+        if skipped and not self.block_exact:
+            return False
+        return self.edges_replayed + skipped == self.edges_total
 
     @property
     def ok(self) -> bool:
-        """True when every edge was replayed and nothing disagreed."""
-        return not self.mismatches and self.edges_replayed == self.edges_total
+        """True when the replay is ``complete`` and nothing disagreed."""
+        return not self.mismatches and self.complete
 
 
 class MismatchLog:
@@ -216,88 +144,6 @@ def clone(s: CacheState) -> CacheState:
     return s.copy()
 
 
-def spec_value(value: TlaValue) -> Any:
-    """A TLA+ value as the code's ``PolicyChecks.abstract()`` writes it (before ``policy_view``).
-
-    Functions and records become dicts, sequences tuples, model values str;
-    the empty function ``<<>>`` stays an empty tuple, which ``policy_view``
-    makes equal to an empty dict. O(size of the value).
-    """
-    if isinstance(value, TlaFunction):
-        return {spec_value(k): spec_value(v) for k, v in value.items()}  # type: ignore[arg-type]
-    if isinstance(value, tuple):
-        return tuple(spec_value(v) for v in value)
-    if isinstance(value, frozenset):
-        return frozenset(spec_value(v) for v in value)
-    if isinstance(value, ModelValue):
-        return str(value)
-    return value
-
-
-def _free_count(free: TlaValue) -> int:
-    """The number of free blocks: a set of ids (block level) or a number (counts level)."""
-    if isinstance(free, frozenset):
-        return len(free)
-    assert isinstance(free, int), free
-    return free
-
-
-def spec_abstract(
-    state: Mapping[str, TlaValue], policy_vars: tuple[str, ...] = ("queue",)
-) -> AbstractState:
-    """The spec's state read the same way as ``abstraction.abstract_state`` reads the code's.
-
-    ``policy_vars`` are the policy variables compared (``policy_variables``),
-    read as fields of the record variable ``policy`` or as variables of their
-    own, each as ``spec_value`` reads it: a policy's ``abstract()`` writes its
-    variables in the shapes its TLA+ module gives them (tla/README.md), so no
-    policy needs a reader of its own. O(size of the state).
-
-    Raises:
-        KeyError: the spec's state lacks one of ``policy_vars``.
-    """
-    entries = state["entries"]
-    live = entries if isinstance(entries, TlaFunction) else {}
-    pairs = []
-    for key, record in live.items():
-        assert isinstance(record, TlaFunction)
-        pins = record["pins"]
-        blocks = record["blocks"] if "blocks" in record else record["size"]
-        assert isinstance(pins, int) and isinstance(blocks, (frozenset, int))
-        size = len(blocks) if isinstance(blocks, frozenset) else blocks
-        pairs.append((str(key), AbstractEntry(pins, size)))
-    # The policy's variables: fields of the record variable ``policy``, or variables of
-    # their own (the TLA+ modules have used both shapes).
-    whole = state.get("policy")
-    fields: Mapping[object, TlaValue] = whole if isinstance(whole, TlaFunction) else {}
-    variables = {}
-    for name in policy_vars:
-        if name in state:
-            raw = state[name]
-        elif name in fields:
-            raw = fields[name]
-        else:
-            raise KeyError(f"the spec's state has no policy variable {name!r}: {sorted(state)}")
-        variables[name] = spec_value(raw)
-    return AbstractState(
-        entries=tuple(sorted(pairs)),
-        policy=policy_view(variables),
-        free=_free_count(state["free"]),
-        # The spec's meaning of has_held_entries(), not the code's shortcut.
-        held=any(e.pins != 0 for _, e in pairs),
-    )
-
-
-def last_op(state: Mapping[str, TlaValue]) -> tuple[str, str, int]:
-    """(action, key, n) of the operation a spec state records (the history variable
-    ``lastOp``), e.g. ``("Alloc", "k1", 2)``. O(1)."""
-    last = state["lastOp"]
-    assert isinstance(last, TlaFunction)
-    op, key, n = last["op"], last["key"], last["n"]
-    assert isinstance(op, str) and isinstance(n, int)
-    return op, str(key), n
-
-
 def _call(ops: Operations, action: str, s: CacheState, key: str, n: int) -> Any:
     name = ACTION_TO_OPERATION[action]
     if name == "alloc":
@@ -310,7 +156,7 @@ def expected_result(action: str, before: AbstractState, key: str) -> str:
     ``before`` (a ``result_kind``). O(entries)."""
     if action == "Alloc":
         return "not-ready-entry"  # a new entry starts not-ready
-    if action == "AllocFail":
+    if action in ("AllocFail", "AllocDecline"):
         return "none"
     if action == "PinIfReady":
         entry = before.entry(key)
@@ -341,19 +187,12 @@ def step_text(action: str, key: str, n: int) -> str:
     return call_text(ACTION_TO_OPERATION[action], key, n)
 
 
-def _check_step(
-    ops: Operations,
-    s: CacheState,
-    action: str,
-    key: str,
-    n: int,
-    want: AbstractState,
-    before: AbstractState | None = None,
+def _apply_step(
+    ops: Operations, s: CacheState, action: str, key: str, n: int, before: AbstractState
 ) -> str | None:
-    """Apply one spec step to ``s``; return what disagreed, or None. ``before`` is
-    ``abstract_state(s)`` when the caller has it (every edge out of a node shares it)."""
-    if before is None:
-        before = abstract_state(s)
+    """Apply one spec step's call to ``s`` (in place); what disagreed with the spec's
+    result, or None. ``before`` is ``abstract_state(s)`` (every edge out of a node
+    shares it)."""
     try:
         value = _call(ops, action, s, key, n)
     except Exception as exc:  # any raise is a divergence: the spec allows this step
@@ -362,7 +201,12 @@ def _check_step(
     want_result = expected_result(action, before, key)
     if got_result != want_result:
         return f"returned {got_result}, spec says {want_result}"
-    got = abstract_state(s)
+    return None
+
+
+def _check_state(s: CacheState, got: AbstractState, want: AbstractState) -> str | None:
+    """The code's state after a step (``got``: its abstract state) against the spec's
+    (``want``), then the invariant sweep; what disagreed, or None."""
     if got != want:
         return f"state {got} but spec reaches {want}"
     broken = invariants.violations(s)
@@ -396,20 +240,163 @@ def _disabled_steps(
 
 
 def _check_refused(
-    ops: Operations, s: CacheState, op: str, key: str, n: int, before: AbstractState | None = None
+    ops: Operations,
+    s: CacheState,
+    op: str,
+    key: str,
+    n: int,
+    before: AbstractState | None = None,
+    ids: BlockState | None = None,
 ) -> str | None:
     """The code must raise a typed error for a call the spec disallows, changing nothing.
-    ``before`` is ``abstract_state(s)`` when the caller has it (refusals share one copy)."""
+    ``before`` is ``abstract_state(s)`` when the caller has it (refusals share one copy);
+    ``ids``, ``block_state(s)`` in a block-exact replay: the ids must not move either."""
     if before is None:
         before = abstract_state(s)
     try:
         value = ops[op](s, key, n) if op == "alloc" else ops[op](s, key)
     except CacheError:
         after = abstract_state(s)
-        return None if after == before else f"raised but changed {before} -> {after}"
+        if after != before:
+            return f"raised but changed {before} -> {after}"
+        moved = ids is not None and block_state(s) != ids
+        return f"raised but moved block ids {ids} -> {block_state(s)}" if moved else None
     except Exception as exc:
         return f"raised {type(exc).__name__}, not a typed CacheError: {exc}"
     return f"accepted (returned {result_kind(value)}) though the spec has no such step"
+
+
+#: A spec step's call: (action, key, n), as ``last_op`` reads it.
+Step = tuple[str, str, int]
+
+
+def _ids_text(blocks: BlockState) -> str:
+    """Block ids as a mismatch names them: each entry's, then the free ones. O(N)."""
+    held = ", ".join(f"{k}: {sorted(ids)}" for k, ids in blocks.entries)
+    return f"{{{held}}} free {sorted(blocks.free)}"
+
+
+class _Replay:
+    """One replay of a core graph (``replay_graph``): the spec's states read once, the
+    code's state per node reached, the mismatches noted."""
+
+    def __init__(
+        self,
+        graph: StateGraph,
+        ops: Operations,
+        policy: PolicyFactory,
+        num_blocks: int,
+        rule: CacheRule,
+        limit: int,
+    ) -> None:
+        self.graph, self.ops, self.rule = graph, ops, rule
+        self.report = ReplayReport(
+            states=len(graph.states), edges_total=len(graph.edges), block_exact=rule.block_exact
+        )
+        self.policy_vars = policy_variables(policy, num_blocks)
+        self.report.policy = make_policy(policy, num_blocks).name
+        self.spec_states: dict[str, AbstractState] = {}
+        self.spec_ids: dict[str, BlockState] = {}
+        self.outgoing: dict[str, list[str]] = {}
+        for source, target, _label in graph.edges:
+            self.outgoing.setdefault(source, []).append(target)
+        self.code: dict[str, CacheState] = {}
+        self.todo: deque[str] = deque()
+        for node in graph.initial:
+            self.code[node] = rule.state(num_blocks, policy)
+            self.todo.append(node)
+        self.log = MismatchLog(self.report, limit)
+
+    def spec_at(self, node: str) -> AbstractState:
+        """The spec's abstract state at ``node`` (read once per node)."""
+        found = self.spec_states.get(node)
+        if found is None:
+            found = self.spec_states[node] = spec_abstract(
+                self.graph.states[node], self.policy_vars
+            )
+        return found
+
+    def ids_at(self, node: str) -> BlockState:
+        """The spec's block ids at ``node`` (read once per node; block-exact only)."""
+        found = self.spec_ids.get(node)
+        if found is None:
+            found = self.spec_ids[node] = spec_blocks(self.graph.states[node])
+        return found
+
+    def calls(self, node: str) -> dict[Step, list[str]]:
+        """The targets of ``node``'s edges by the call each step is: one per call, but
+        several for an alloc whose choice of ids the graph keeps open. O(its edges)."""
+        out: dict[Step, list[str]] = {}
+        for target in self.outgoing.get(node, []):
+            out.setdefault(last_op(self.graph.states[target]), []).append(target)
+        return out
+
+    def reach(self, target: str, s: CacheState) -> None:
+        """The code's state ``s`` matched ``target``: drive from it, if not yet reached."""
+        if target not in self.code:
+            self.code[target] = s
+            self.todo.append(target)
+
+    def step(self, node: str, call: Step, targets: list[str], before: AbstractState) -> bool:
+        """Apply ``call`` to a copy of the code's state at ``node`` and match the outcome
+        with the edges to ``targets``: each of them (by the abstract state), or, block-exact,
+        the one holding exactly the code's ids. False on a mismatch. O(the call + the
+        state's read)."""
+        action, key, n = call
+        s = clone(self.code[node])
+        problem = _apply_step(self.ops, s, action, key, n, before)
+        self.report.edges_replayed += len(targets)  # each compared with the code's outcome
+        if self.rule.block_exact and problem is None:
+            ids = block_state(s)
+            chosen = [t for t in targets if self.ids_at(t) == ids]
+            if chosen:
+                self.report.edges_replayed -= len(targets) - len(chosen)
+                self.report.edges_other_choice += len(targets) - len(chosen)
+                targets = chosen
+            else:
+                victims = block_state(self.code[node]).victims(ids)
+                choices = "; ".join(_ids_text(self.ids_at(t)) for t in targets[:4])
+                problem = (
+                    f"took ids {_ids_text(ids)}, evicting {list(victims)}: no edge of the "
+                    f"spec holds them (its {len(targets)} choices: {choices})"
+                )
+        if problem is not None:
+            self.log.note(node, step_text(action, key, n), problem)
+            return False
+        got = abstract_state(s)
+        ok = True
+        for target in targets:
+            mine = s if target == targets[0] else clone(s)
+            problem = _check_state(mine, got, self.spec_at(target))
+            if problem is not None:
+                self.log.note(node, step_text(action, key, n), problem)
+                ok = False
+            else:
+                self.reach(target, mine)
+        return ok
+
+    def refusals(
+        self, node: str, enabled: set[Step], keys: list[str], num_blocks: int, max_pins: int
+    ) -> None:
+        """Every call the spec does not allow at ``node`` must be refused, changing nothing."""
+        here = self.code[node]
+        before = abstract_state(here)
+        ids = block_state(here) if self.rule.block_exact else None
+        scratch = clone(here)  # a refused call changes nothing, so one copy serves all
+        for op, key, n in _disabled_steps(enabled, self.spec_at(node), keys, num_blocks, max_pins):
+            problem = _check_refused(self.ops, scratch, op, key, n, before, ids)
+            self.report.disabled_checked += 1
+            if problem is not None:
+                self.log.note(node, call_text(op, key, n), problem)
+                scratch = clone(here)
+
+    def close(self) -> ReplayReport:
+        """The report, with the block-exact replay's edges out of states never reached."""
+        if self.rule.block_exact:
+            self.report.edges_unreached = sum(
+                len(targets) for node, targets in self.outgoing.items() if node not in self.code
+            )
+        return self.log.close()
 
 
 def replay_graph(
@@ -421,76 +408,38 @@ def replay_graph(
     max_mismatches: int = 20,
     stop_at_first: bool = False,
     policy: PolicyFactory = "fifo",
+    rule: CacheRule = SEED_RULE,
 ) -> ReplayReport:
     """Replay every edge of ``graph`` on the code (BFS from the initial states).
 
     The code runs ``ops`` on states built with ``policy`` (a name or a
     factory, e.g. of a planted broken policy, which keeps the real one's
-    name). O(edges * state size). Stops collecting
+    name) under the model's alloc ``rule`` (block-exact when it has
+    contiguity: the module docstring). O(edges * state size). Stops collecting
     details after ``max_mismatches`` but keeps counting, unless
     ``stop_at_first`` (enough to show a planted bug is caught). A lease model's graph
     is replayed by ``lease_replay.replay_any_graph``, which calls this for the others.
     """
-    report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
-    policy_vars = policy_variables(policy, num_blocks)
-    report.policy = make_policy(policy, num_blocks).name
-    spec_states: dict[str, AbstractState] = {}
-
-    def spec_at(node: str) -> AbstractState:
-        """The spec's abstract state at ``node`` (read once per node)."""
-        found = spec_states.get(node)
-        if found is None:
-            found = spec_states[node] = spec_abstract(graph.states[node], policy_vars)
-        return found
-
-    outgoing: dict[str, list[tuple[str, str]]] = {}
-    for source, target, _label in graph.edges:
-        outgoing.setdefault(source, []).append((target, _label))
-    code_state: dict[str, CacheState] = {}
-    todo: deque[str] = deque()
-    for node in graph.initial:
-        code_state[node] = CacheState(num_blocks, make_policy(policy, num_blocks))
-        todo.append(node)
-    log = MismatchLog(report, max_mismatches)
-
-    while todo:
-        node = todo.popleft()
-        here = code_state[node]
-        enabled: set[tuple[str, str, int]] = set()
+    run = _Replay(graph, ops, policy, num_blocks, rule, max_mismatches)
+    while run.todo:
+        node = run.todo.popleft()
+        run.report.states_reached += 1
         # Read once per node: every edge's step and every refusal starts from it
         # (the replay's main cost is reading states: about half of it was this).
-        here_abstract = abstract_state(here)
-        for target, _label in outgoing.get(node, []):
-            target_state = graph.states[target]
-            action, key, n = last_op(target_state)
-            enabled.add((action, key, n))
-            s = clone(here)
-            problem = _check_step(ops, s, action, key, n, spec_at(target), here_abstract)
-            report.edges_replayed += 1
-            if problem is not None:
-                log.note(node, step_text(action, key, n), problem)
-                if stop_at_first:
-                    break
-                continue
-            if target not in code_state:
-                code_state[target] = s
-                todo.append(target)
-        if stop_at_first and log.count:  # enabled is partial: refusal checks would lie
+        before = abstract_state(run.code[node])
+        calls = run.calls(node)
+        for call, targets in calls.items():
+            if not run.step(node, call, targets, before) and stop_at_first:
+                break
+        if stop_at_first and run.log.count:  # the calls are partial: refusal checks would lie
             break
-        if not enabled:
+        if not calls:
             # A state with no step was not expanded (a depth-bounded model's
             # frontier): every expanded state has one, since PinIfReady of an
             # absent key or Unpin of a pinned one is always possible.
             continue
-        spec_here = spec_at(node)
-        scratch = clone(here)  # a refused call changes nothing, so one copy serves all
-        for op, key, n in _disabled_steps(enabled, spec_here, keys, num_blocks, max_pins):
-            problem = _check_refused(ops, scratch, op, key, n, here_abstract)
-            report.disabled_checked += 1
-            if problem is not None:
-                log.note(node, call_text(op, key, n), problem)
-                scratch = clone(here)
-        if stop_at_first and log.count:
+        run.refusals(node, set(calls), keys, num_blocks, max_pins)
+        if stop_at_first and run.log.count:
             break
     # Edges out of states the code never reached (after a mismatch) were not replayed.
-    return log.close()
+    return run.close()

@@ -36,8 +36,9 @@ from embedding_cache.verification import state_of
 
 from ..abstraction import AbstractState, abstract_state
 from ..text_table import render_table as table
+from .model_code import code_params, policy_factory
 from .planted import by_name
-from .replay import ACTION_TO_OPERATION, code_params, policy_factory, result_kind, step_text
+from .replay import ACTION_TO_OPERATION, result_kind, step_text
 from .step_properties import CodeStep, properties_for, step_violations
 
 #: Run a generated test on a planted bug of the catalogue instead of the real code: the

@@ -19,8 +19,8 @@ from ..tlc.runner import ModelResult, run_model
 from .config_override import overridden_tla_dir
 from .graph_dump import DumpedModel, dump_state_graph, model_files
 from .lease_replay import replay_any_graph
+from .model_code import check_constants, check_rule, policy_factory
 from .records import ReplayRun
-from .replay import check_constants, policy_factory
 
 if TYPE_CHECKING:
     from .options import Job, VerifyOptions
@@ -71,9 +71,10 @@ def run_tlc(job: Job) -> None:
 
 
 def _check_policy(dump: DumpedModel, policy: str, tla_dir: Path) -> None:
-    """The model is a model of ``policy`` (its manifest entry says so), and the code's
+    """The model is a model of ``policy`` (its manifest entry says so), the code's
     policy built from the entry's ``policy_params`` has the constants the model's config
-    sets (e.g. s3fifo's derived SmallTarget).
+    sets (e.g. s3fifo's derived SmallTarget), and so has its alloc rule (``DoorCapacity``,
+    ``Contiguity``: the entry's ``rule_params``).
 
     Raises:
         ValueError: the manifest gives the model another policy, or a constant differs.
@@ -84,7 +85,11 @@ def _check_policy(dump: DumpedModel, policy: str, tla_dir: Path) -> None:
         )
     code = make_policy(policy_factory(policy, dump.policy_params), dump.num_blocks)
     constants = read_config(tla_dir / model_files(tla_dir, dump.name)[1]).constants
-    problem = check_constants(code, constants) or check_constants(code, dump.policy_params)
+    problem = (
+        check_constants(code, constants)
+        or check_constants(code, dump.policy_params)
+        or check_rule(dump.rule, constants)
+    )
     if problem is not None:
         raise ValueError(f"{dump.name}: {problem}")
 
@@ -127,7 +132,7 @@ def run_conformance(job: Job, policy: str) -> None:
             if index + 1 < len(chosen):
                 ahead.append(dumper.submit(_dump, options, policy, *chosen[index + 1]))
             _replay_one(job, policy, name, full, dump, depth)
-            if name in (plan.planted, plan.planted_lease):  # kept for the planted step
+            if name in plan.planted_models:  # kept for the planted step
                 kept[name] = dump
 
 
@@ -143,14 +148,22 @@ def _replay_one(
         dump.num_blocks,
         dump.max_pins,
         policy=policy_factory(policy, dump.policy_params),
+        rule=dump.rule,
     )
     seconds = time.monotonic() - start
     job.report.replays.append(
         ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)
     )
     cut = "" if depth is None else f" (depth {depth}{', profile' if overridden else ''})"
+    exact = (
+        f" (block-exact: {result.states_reached}/{result.states} states reached, "
+        f"{result.edges_other_choice} edges of other ids, {result.edges_unreached} out of "
+        f"states not reached)"
+        if result.block_exact
+        else ""
+    )
     job.progress(
-        f"replay [{policy}] {name}{cut}: {result.edges_replayed}/{result.edges_total} edges, "
-        f"{result.disabled_checked} refused calls, {len(result.mismatches)} mismatches "
-        f"(TLC {dump.tlc_seconds:.1f} s, replay {seconds:.1f} s)"
+        f"replay [{policy}] {name}{cut}: {result.edges_replayed}/{result.edges_total} edges"
+        f"{exact}, {result.disabled_checked} refused calls, {len(result.mismatches)} "
+        f"mismatches (TLC {dump.tlc_seconds:.1f} s, replay {seconds:.1f} s)"
     )

@@ -13,6 +13,7 @@ the real policy's spec: no code of the bug runs outside a child.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Sequence
 from functools import partial
@@ -28,10 +29,10 @@ from .bounded import Limits, Outcome, Unit, run_bounded
 from .crosshair_check import planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph
 from .lease_replay import replay_any_graph
+from .model_code import CacheRule, code_params, policy_factory
 from .plans import PolicyPlan
 from .planted import PlantedBug, for_policy
 from .records import LINKS, PlantedResult
-from .replay import code_params, policy_factory
 from .trace_rules import TraceRule, trace_rule
 from .traces import TraceVerdict, map_batches, validate_traces
 from .workloads import ManualClock, drive_leases, random_trace
@@ -67,17 +68,42 @@ def planted_eviction(bug: PlantedBug, plan: PolicyPlan) -> PolicySpec:
 
 
 def replay_model(bug: PlantedBug, plan: PolicyPlan) -> str:
-    """The model ``bug`` is replayed on under ``plan``'s policy: its lease replay input
-    for a bug of a lease transition (``lease_transitions``), else its planted model. O(1).
+    """The model ``bug`` is replayed on under ``plan``'s policy: the planted replay input
+    of the bug's rule -- its lease replay input for a bug of a lease transition
+    (``lease_transitions``), its admission one for a bug run with a filter, its contiguity
+    one for a bug run with contiguity -- else its planted model. O(1).
 
     Raises:
-        ValueError: a lease bug, and the policy has no planted lease replay input.
+        ValueError: the policy has no planted replay input of the bug's rule.
     """
-    if bug.transition not in LEASE_OPERATIONS:
+    if bug.transition in LEASE_OPERATIONS:
+        rule, model = "lease", plan.planted_lease
+    elif bug.admission is not None:
+        rule, model = "admission", plan.planted_admission
+    elif bug.contiguity:
+        rule, model = "contiguity", plan.planted_contiguity
+    else:
         return plan.planted
-    if plan.planted_lease is None:
-        raise ValueError(f"{plan.policy} has no lease replay input for {bug.name}")
-    return plan.planted_lease
+    if model is None:
+        raise ValueError(f"{plan.policy} has no {rule} replay input for {bug.name}")
+    return model
+
+
+def planted_rule(bug: PlantedBug, dump: DumpedModel) -> CacheRule:
+    """The alloc rule ``bug`` is replayed under on ``dump``'s graph: the model's, with the
+    bug's broken filter (a bug of the filter itself) in the real one's place. O(1).
+
+    Raises:
+        ValueError: the bug runs with another filter or contiguity bound than the model.
+    """
+    rule = dump.rule
+    if bug.admission != rule.admission or bug.contiguity != rule.contiguity:
+        raise ValueError(
+            f"{bug.name} runs with filter {bug.admission!r} and contiguity {bug.contiguity}, "
+            f"but {dump.name} with {rule.admission!r} and {rule.contiguity}"
+        )
+    broken = bug.broken_admission
+    return rule if broken is None else dataclasses.replace(rule, admission=broken)
 
 
 def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[bool, str]:
@@ -93,6 +119,7 @@ def planted_replay(bug: PlantedBug, policy: str, dump: DumpedModel) -> tuple[boo
         max_mismatches=1,
         stop_at_first=True,
         policy=bug.eviction(policy, **code_params(policy, dump.policy_params)),
+        rule=planted_rule(bug, dump),
     )
     if result.mismatches:
         m = result.mismatches[0]

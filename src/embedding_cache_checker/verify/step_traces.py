@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from embedding_cache.policies import PolicySpec
 
 from ..tracing import TracedEmbeddingCache
+from .model_code import policy_factory
 from .plans import PolicyPlan
 from .records import TraceRun
-from .replay import policy_factory
 from .trace_rules import trace_rule
 from .traces import validate_traces
 from .workloads import lease_trace, random_trace, threaded_trace

@@ -42,8 +42,8 @@ from ..tlc import patterns
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
 from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
+from .model_code import policy_constants
 from .plans import PolicyPlan, plan_for
-from .replay import policy_constants
 from .trace_rules import SEED_RULE, TraceRule, trace_rule
 
 V = TypeVar("V")

@@ -10,10 +10,11 @@ talks to the policy through nothing, so each is a bug under every policy.
 The contracts catch all three (the checked builds; ``run_witness``), and so
 do trace validation (a trace recorded with the doorkeeper is checked against
 tla/admission/'s rule, its door included: tla/trace's ``RuleTakes`` and
-``RuleReturnsNone``) and the stateful machine (its reference model keeps the
-door and declines as section 13 says; tests/test_stateful.py). The other
-layers do not drive admission yet (``WHY_BLIND``): the state-graph replay
-knows no ``AllocDecline``, and CrossHair builds its states without a filter.
+``RuleReturnsNone``), the stateful machine (its reference model keeps the
+door and declines as section 13 says; tests/test_stateful.py) and the
+state-graph replay (each policy's MCReplayAdmission<Policy>: its
+``AllocDecline`` edges and its door, compared as the TLA+ variable ``door``).
+CrossHair does not drive admission yet (``WHY_BLIND``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from .bug import LAYERS, Call, Kind, PlantedBug
 from .core import _alloc_checks, _raises_like, _take
 
 #: The layers that catch admission bugs; the others are blind to them (for now).
-CATCHING = ("contracts", "stateful", "traces")
+CATCHING = ("contracts", "stateful", "replay", "traces")
 #: Why the other layers are blind to admission bugs (for now).
 WHY_BLIND = (
-    "admission is driven only through the contracts, the stateful machine and the "
-    "traces so far: the replay knows no AllocDecline yet, and CrossHair builds states "
-    "without a filter; the TLA+ bug models of tla/admission/ plant the same mistakes"
+    "admission is driven through the contracts, the stateful machine, the replay and the "
+    "traces so far: CrossHair builds states without a filter; the TLA+ bug models of "
+    "tla/admission/ plant the same mistakes"
 )
 
 

@@ -10,11 +10,15 @@ fourth takes fifo's newest entry as the extra victim, so it is fifo's.
 
 The contracts catch all four (the checked builds; ``run_witness``), and so
 does trace validation: a trace recorded with contiguity is checked against
-the contiguity loop of tla/contiguity/ (tla/trace's ``RuleTakes``). So does
-the stateful machine (its reference model runs section 14.1's two phases on
-the recorded block ids; tests/test_stateful.py), for all but
-ContiguityOneTooMany, which random runs reach only now and then. The other
-layers do not drive contiguity yet (``WHY_BLIND``).
+the contiguity loop of tla/contiguity/ (tla/trace's ``RuleTakes``), and so
+does the state-graph replay, block-exact (each policy's
+MCReplayContiguity<Policy>: the one edge holding the code's ids, free ids
+and victims must exist; ContiguityOneTooMany's second extra victim shows at
+3 blocks behind a victim of no blocks). So does the stateful machine (its
+reference model runs section 14.1's two phases on the recorded block ids;
+tests/test_stateful.py), for all but ContiguityOneTooMany, which random runs
+reach only now and then. CrossHair does not drive contiguity yet
+(``WHY_BLIND``).
 """
 
 from __future__ import annotations
@@ -29,13 +33,12 @@ from .bug import LAYERS, Call, PlantedBug
 from .core import _alloc_checks, _evict_one, _raises_like, _take
 
 #: The layers that catch contiguity bugs; the others are blind to them (for now).
-CATCHING = ("contracts", "stateful", "traces")
+CATCHING = ("contracts", "stateful", "replay", "traces")
 #: Why the other layers are blind to contiguity bugs (for now).
 WHY_BLIND = (
-    "contiguity is driven only through the contracts, the stateful machine and the "
-    "traces so far: the replay runs without it (its abstraction has no block ids, which "
-    "the rule reads), and CrossHair builds states on the stack allocator; the TLA+ bug "
-    "models of tla/contiguity/ plant the same mistakes"
+    "contiguity is driven through the contracts, the stateful machine, the replay "
+    "(block-exact) and the traces so far: CrossHair builds states on the stack allocator; "
+    "the TLA+ bug models of tla/contiguity/ plant the same mistakes"
 )
 
 #: An extra-eviction loop: (state, n) -> None, evicting beyond need.
@@ -138,8 +141,8 @@ def _contiguity_bug(
 WHY_STATEFUL_MISSES_ONE_TOO_MANY = (
     "the second extra victim needs an alloc whose first extra victim still leaves no "
     "free run of n: random runs reach it in 6 to 10 of 10 at 300 examples, depending on "
-    "policy and seed, so the stateful layer is not a deterministic catch; the contracts "
-    "and the traces are. "
+    "policy and seed, so the stateful layer is not a deterministic catch; the contracts, "
+    "the replay and the traces are. "
 )
 
 
@@ -153,7 +156,7 @@ BUGS: tuple[PlantedBug, ...] = (
     _contiguity_bug(
         "ContiguityOneTooMany", "EvictBeyondNeedBoundedProp",
         (*_ready("a", "b", "c"), ("alloc", "x", 3)), 5, alloc_evicts_one_too_many,
-        catching=("contracts", "traces"),
+        catching=("contracts", "replay", "traces"),
         why_blind=WHY_STATEFUL_MISSES_ONE_TOO_MANY + WHY_BLIND,
     ),
     _contiguity_bug(
