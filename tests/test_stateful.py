@@ -632,11 +632,13 @@ _PROFILE = settings()  # the loaded profile (conftest.py)
 STEPS = settings(stateful_step_count=2 * _PROFILE.stateful_step_count)
 
 #: The rule variants each policy's machine runs under: the seed's rule, the doorkeeper
-#: (section 13), contiguity with k of 1 to 3 (section 14).
+#: (section 13), contiguity with k of 1 to 3 (section 14), and both at once (the
+#: filter asked for extra victims too, section 13.1).
 VARIANTS: dict[str, dict[str, Any]] = {
     "": {},
     "_doorkeeper": {"admission": Doorkeeper.name},
     "_contiguity": {"contiguity": st.integers(1, 3)},
+    "_doorkeeper_contiguity": {"admission": Doorkeeper.name, "contiguity": st.integers(1, 3)},
 }
 
 # One TestCase per registered policy and variant: TestCacheMachine_fifo,

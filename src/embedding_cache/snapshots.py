@@ -70,7 +70,7 @@ class AllocPlan(NamedTuple):
     victims: VictimPlan  # the policy's victims, in eviction order
     taken: tuple[int, ...]  # the block ids this implementation hands out (see below)
     largest_victim: int  # the block count of the largest victim (0 when none)
-    evicts: bool = False  # not short, and fewer than n free: the alloc would have to evict
+    evicts: bool = False  # not short, and a victim would go: needed, or an extra one
     needed: int = 0  # how many of the victims are needed; the rest are contiguity's extras
 
     @property
@@ -106,7 +106,11 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
     needed = len(plan.victims) if seeker is None or seeker.needed is None else seeker.needed
     freed = [entries[key].block_ids for key in plan.victims]  # in eviction order
     largest = max(map(len, freed), default=0)
-    return AllocPlan(False, plan, s.free.plan_take(n, freed), largest, free_len < n, needed)
+    # The alloc would evict (and an admission filter is asked, spec/SPEC.md section
+    # 13.1): a needed victim, or under contiguity an extra one (no free run of n
+    # while an entry is evictable; TLA+ WouldEvictUnder).
+    evicts = free_len < n or bool(s.contiguity and s.evictable_count() and not s.free.has_run(n))
+    return AllocPlan(False, plan, s.free.plan_take(n, freed), largest, evicts, needed)
 
 
 class RunSeeker:

@@ -117,8 +117,9 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
 
     The new entry starts not-ready. Returns None, changing nothing, when free
     plus evictable blocks are fewer than ``n_blocks`` (fail-fast), or when the
-    alloc would have to evict and the admission filter (``s.admission``, if
-    any) declines ``key``: then only the filter is told (``declined``). Otherwise
+    alloc would evict (a needed victim or, with contiguity, an extra one) and
+    the admission filter (``s.admission``, if any) declines ``key``: then only
+    the filter is told (``declined``). Otherwise
     evicts the policy's victims until enough blocks are free and takes
     ``n_blocks`` ids, ascending, from the free pool (the stack's top, or the
     fewest extents: ``free_blocks``).
@@ -150,19 +151,18 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
         )
     free = s.free
     door = s.admission
-    if len(free) < n_blocks:
+    needed = len(free) < n_blocks
+    if needed:
         if len(free) + s.evictable_blocks < n_blocks:
             return None  # fail fast: evicting everything evictable would not be enough
         if door is not None and door.declines(key):
             door.declined(key)  # would evict: the filter says not yet [AllocDecline]
             return None
         evict_until(s, n_blocks)
-    if s.contiguity:  # the extents pool (validate_contiguity): look for one run first
-        runs = cast("FreeBlocks", free)
-        ids = runs.take_run(n_blocks)
-        if ids is None:  # no free run holds n: evict for one (section 14), then take
-            evict_for_run(s, n_blocks)
-            ids = runs.take(n_blocks)
+    if s.contiguity:
+        ids = take_contiguous(s, key, n_blocks, asked=needed)
+        if ids is None:
+            return None  # declined for extra victims [AllocDecline]
     else:
         ids = free.take(n_blocks)
     # Ascending ids: an evicted entry's blocks go back to the pool in order,
@@ -175,6 +175,27 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
     if door is not None:
         door.admitted(key)
     return entry
+
+
+def take_contiguous(s: CacheState, key: str, n_blocks: int, asked: bool) -> tuple[int, ...] | None:
+    """The ids of a contiguous alloc (spec/SPEC.md section 14.1), its needed victims gone:
+    one free run if one holds ``n_blocks``; else, after extra victims (``evict_for_run``),
+    the best the pool has. None when only extra victims would go and the admission
+    filter, not ``asked`` yet (``asked``: phase 1 evicted), declines ``key``: the filter
+    is asked for extra victims too (section 13.1), so a one-time item pushes nothing out.
+
+    O(1) amortized for a free run (``take_run``), else ``evict_for_run``'s and ``take``'s.
+    """
+    runs = cast("FreeBlocks", s.free)  # the extents pool: validate_contiguity
+    ids = runs.take_run(n_blocks)
+    if ids is not None:
+        return ids
+    door = s.admission
+    if not asked and door is not None and s.evictable_count() and door.declines(key):
+        door.declined(key)
+        return None
+    evict_for_run(s, n_blocks)
+    return runs.take(n_blocks)
 
 
 def evict_until(s: CacheState, n_blocks: int) -> None:

@@ -118,9 +118,11 @@ class Model:
             return None
         door = self.door
         if door is not None:
-            # AllocDecline: an alloc that would have to evict (it could: checked above)
-            # of a key not at the door is declined, and the key joins the door.
-            if self.free < n and key not in door:
+            # AllocDecline: an alloc that would evict (it could: checked above) of a key
+            # not at the door is declined, and the key joins the door. It would evict a
+            # needed victim (fewer than n free) or, with contiguity, an extra one (no
+            # free run of n while some entry is evictable; section 13.1).
+            if self._evicts(n) and key not in door:
                 door.append(key)
                 if len(door) > self.door_capacity:
                     del door[0]  # the oldest leaves a full door
@@ -139,6 +141,16 @@ class Model:
         self.entries[key] = ModelEntry(pins=-1, n_blocks=n)
         self.policy.admit(key, n)
         return "entry"
+
+    def _evicts(self, n: int) -> bool:
+        """The alloc of n (not short) would evict an entry: a needed victim (fewer than n
+        free) or, with contiguity, an extra one (no free run of n while an entry is
+        evictable)."""
+        return self.free < n or (
+            self.contiguity > 0
+            and any(e.pins == 0 for e in self.entries.values())
+            and not self._has_run(n)
+        )
 
     def _evict(self) -> None:
         """Evict: the policy model's next victim leaves; its blocks are free."""

@@ -1,16 +1,18 @@
 ---------------------- MODULE EmbeddingCacheAdmission ----------------------
 (***************************************************************************)
 (* An admission filter over the cache of any policy: the doorkeeper       *)
-(* (spec/SPEC.md section 13).  An alloc that would have to evict          *)
-(* (WouldEvict: fewer than n blocks free, enough with the evictable ones) *)
-(* is declined, unless its key is at the door: the doorkeeper remembers   *)
+(* (spec/SPEC.md section 13).  An alloc that would evict (WouldEvict:     *)
+(* fewer than n blocks free, enough with the evictable ones; with         *)
+(* contiguity, also no free run of n while an entry is evictable:         *)
+(* WouldEvictUnder(n, Contiguity), the extra victims count too) is        *)
+(* declined, unless its key is at the door: the doorkeeper remembers      *)
 (* the last DoorCapacity keys it declined, and lets a remembered key in.  *)
 (* So a key is admitted at the cost of an eviction only on its second     *)
 (* request in a while; one-time items never push anything out.  A decline *)
 (* returns None and changes nothing in the cache (the core's              *)
-(* AllocDecline, through the glue's CacheAllocDecline: the policy is not  *)
-(* told).  Every successful alloc of a key takes it off the door; no      *)
-(* other call touches the door.                                           *)
+(* AllocDeclineUnder, through the glue's CacheAllocDeclineUnder: the      *)
+(* policy is not told).  Every successful alloc of a key takes it off the *)
+(* door; no other call touches the door.                                  *)
 (*                                                                        *)
 (* One module for every policy, as EmbeddingCacheLeases: the policy's     *)
 (* hooks are constants (the glue's names) and the glue is the named       *)
@@ -44,9 +46,13 @@ AtDoor == Range(door)
 \* when the door is full.
 Remember(d, k) == IF Len(d) < DoorCapacity THEN Append(d, k) ELSE Append(Tail(d), k)
 
+\* The alloc of n would evict anything: a needed victim, or (Contiguity >
+\* 0) an extra one, because no free run holds n (WouldEvictUnder).
+Evicts(n) == Glue!WouldEvictUnder(n, Contiguity)
+
 \* The doorkeeper declines alloc(k, n) iff it would evict and k is not at
 \* the door.
-Declines(k, n) == Glue!WouldEvict(n) /\ k \notin AtDoor
+Declines(k, n) == Evicts(n) /\ k \notin AtDoor
 
 AdmissionInit == Glue!CacheInit /\ door = <<>>
 
@@ -64,7 +70,7 @@ AdmitAlloc(k, n) == AdmitThrough(k, n, Glue!CacheAlloc(k, n))
 \* alloc(k, n) the doorkeeper declines: None, nothing changes but the door.
 DeclineAlloc(k, n) ==
     /\ Declines(k, n)
-    /\ Glue!CacheAllocDecline(k, n)
+    /\ Glue!CacheAllocDeclineUnder(k, n, Contiguity)
     /\ door' = Remember(door, k)
 
 \* Every other call: the glue's, the door untouched.
@@ -113,11 +119,25 @@ DoorkeeperRuleProp ==
            k  == lastOp'.key
            n  == lastOp'.n
        IN  /\ op \in {"Alloc", "AllocDecline"} =>
-                  (op = "AllocDecline" <=> Glue!WouldEvict(n) /\ k \notin AtDoor)
+                  (op = "AllocDecline" <=> Evicts(n) /\ k \notin AtDoor)
            /\ op = "AllocDecline" => door' = Remember(door, k)
            /\ op = "Alloc" => door' = Remove(door, k)
            /\ op \notin {"Alloc", "AllocDecline"} => door' = door]_admissionVars
 
+\* An alloc is declined only when it would evict, and could: fewer than n
+\* blocks are free or, with contiguity, no free run holds n while an entry
+\* is evictable; and free + evictable blocks are enough (counted from E
+\* itself, not from the counter).  With AllocFailsOnlyWhenShortProp this
+\* says exactly when None may be returned.
+AllocDeclinesOnlyWhenEvictingProp ==
+    [][LET n == lastOp'.n
+       IN  lastOp'.op = "AllocDecline" =>
+               /\ Glue!FreeCount + Glue!SetBlocks(Glue!Evictable) >= n
+               /\ \/ Glue!FreeCount < n
+                  \/ Contiguity > 0 /\ Glue!Evictable # {} /\ ~Glue!HasRun(free, n)]_admissionVars
+
 \* The filtered cache does only what the core allows a filtered cache.
 AdmissionRefinesCore == Glue!CoreFilteredSpec
+-----------------------------------------------------------------------------
+THEOREM AdmissionSpec => AllocDeclinesOnlyWhenEvictingProp /\ DoorkeeperRuleProp
 =============================================================================

@@ -3,20 +3,30 @@
 (* Realistic defects of composing the doorkeeper with contiguity, each a  *)
 (* drop-in replacement for one operator of EmbeddingCacheAdmission that   *)
 (* shows only with both rules: a bug model's config substitutes it        *)
-(* (`DeclineAlloc <- [EmbeddingCacheAdmission] Buggy`) and checks only    *)
-(* the property it must break; tla/models.json states each defect and its *)
-(* expectation.  The bug models run fifo                                  *)
+(* (`Declines <- [EmbeddingCacheAdmission] Buggy`, or DeclineAlloc) and   *)
+(* checks only the property it must break; tla/models.json states each    *)
+(* defect and its expectation.  The bug models run fifo                   *)
 (* (models/MCAdmissionContiguityBugs.tla).                                *)
 (***************************************************************************)
 EXTENDS EmbeddingCacheAdmissionContiguity
 
-\* AllocDeclinesOnlyWhenEvictingProp: the filter is asked whenever the alloc
-\* would evict anything, the contiguity loop's extra victims included.
-DeclinesForExtras(k, n) ==
+\* DoorkeeperRuleProp: the filter is asked only when phase 1 would evict, as
+\* without contiguity, so a first-seen key whose blocks are free but only
+\* in pieces is let in and evicts extra victims: a one-time item pushes
+\* entries out (the composition this spec had before it counted extras).
+DeclinesForNeedOnly(k, n) == Glue!WouldEvict(n) /\ k \notin AtDoor
+
+\* AllocDeclinesOnlyWhenEvictingProp: an alloc that finds no free run is
+\* taken for one that would evict extra victims even when no entry is
+\* evictable, so it is declined (None, k remembered) although nothing would
+\* be evicted.  (A DeclineAlloc of its own: the core's decline step would
+\* not take it.)
+DeclinesWithNothingToEvict(k, n) ==
     /\ k \notin Glue!Live
     /\ n \in 0 .. N
     /\ Glue!CanAlloc(n)
-    /\ ContiguousEvict(n).victims # {}
+    /\ \/ Glue!WouldEvict(n)
+       \/ Contiguity > 0 /\ ~Glue!HasRun(free, n)
     /\ k \notin AtDoor
     /\ UNCHANGED <<entries, free, evictable, policy>>
     /\ lastOp' = [op |-> "AllocDecline", key |-> k, n |-> n]

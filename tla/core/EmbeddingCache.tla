@@ -202,16 +202,34 @@ AllocFail(k, n) ==
 \* filter may decline it (spec/SPEC.md section 13).
 WouldEvict(n) == FreeCount < n /\ CanAlloc(n)
 
-\* alloc(k, n) that returns None because the cache's admission filter
-\* declined k: only an alloc that would have to evict, and nothing changes.
-\* Which ones are declined is the filter's rule (tla/admission/); a cache
-\* without a filter never declines (Next has no AllocDecline).
-AllocDecline(k, n) ==
+\* Some n consecutive ids s .. s+n-1 are all in the block set F (n = 0:
+\* always; block level).  The code's FreeBlocks.has_run(n), on F = free.
+HasRun(F, n) == \E s \in 0 .. N - n : \A b \in s .. s + n - 1 : b \in F
+
+\* The alloc of n would evict anything under contiguity K, and could: a
+\* needed victim (WouldEvict), or, when no free run holds n, an extra one
+\* (spec/SPEC.md section 14.1; K = 0: WouldEvict exactly).
+WouldEvictUnder(n, K) ==
+    \/ WouldEvict(n)
+    \/ /\ K > 0
+       /\ CanAlloc(n)
+       /\ Evictable # {}
+       /\ ~HasRun(free, n)
+
+\* alloc(k, n) that returns None because the admission filter of a cache
+\* with contiguity K declined k: only an alloc that would evict, and
+\* nothing changes.  Which ones are declined is the filter's rule
+\* (tla/admission/); a cache without a filter never declines (Next has no
+\* AllocDecline).
+AllocDeclineUnder(k, n, K) ==
     /\ k \notin Live
     /\ n \in 0 .. N
-    /\ WouldEvict(n)
+    /\ WouldEvictUnder(n, K)
     /\ UNCHANGED cacheVars
     /\ lastOp' = [op |-> "AllocDecline", key |-> k, n |-> n]
+
+\* A decline without contiguity: of an alloc that would have to evict.
+AllocDecline(k, n) == AllocDeclineUnder(k, n, 0)
 
 \* mark_ready(k): a not-ready entry becomes ready and joins E.
 MarkReady(k) ==
@@ -292,9 +310,7 @@ FilteredSpec == Init /\ [][FilteredNext]_vars
 (* exact loop, and the order of the extra victims, are the glue's and    *)
 (* tla/contiguity/'s; here is what any contiguous alloc may do.          *)
 
-\* Some n consecutive ids s .. s+n-1 are all in the block set F (n = 0:
-\* always).  The code's FreeBlocks.has_run(n), on F = free.
-HasRun(F, n) == \E s \in 0 .. N - n : \A b \in s .. s + n - 1 : b \in F
+\* (HasRun(F, n): n consecutive free ids, above with WouldEvictUnder.)
 
 \* V are victims an alloc of n may evict under the bound K: what the core
 \* allows without contiguity, or such a set (Need) plus at most K more,
@@ -324,12 +340,13 @@ ContiguousNext(K) == Next \/ \E k \in Keys, n \in 0 .. N : ContiguousAlloc(k, n,
 ContiguousSpec(K) == Init /\ [][ContiguousNext(K)]_vars
 
 \* What a cache with an admission filter and contiguity K may do (spec/SPEC.md
-\* section 14.1): every step of ContiguousSpec(K), and declines (a declined
-\* alloc evicts nothing, the extra victims included).  Spec, FilteredSpec
-\* and ContiguousSpec(K) refine it: FilteredNext is Next plus the same
-\* declines, and Next is a disjunct of ContiguousNext(K).
+\* section 14.1): every step of ContiguousSpec(K), and declines of allocs
+\* that would evict anything, needed or extra (a declined alloc evicts
+\* nothing).  Spec, FilteredSpec and ContiguousSpec(K) refine it:
+\* FilteredNext's declines are among these (WouldEvict implies
+\* WouldEvictUnder), and Next is a disjunct of ContiguousNext(K).
 ContiguousFilteredNext(K) ==
-    ContiguousNext(K) \/ \E k \in Keys, n \in 0 .. N : AllocDecline(k, n)
+    ContiguousNext(K) \/ \E k \in Keys, n \in 0 .. N : AllocDeclineUnder(k, n, K)
 
 ContiguousFilteredSpec(K) == Init /\ [][ContiguousFilteredNext(K)]_vars
 
@@ -378,14 +395,9 @@ EvictOnlyAsNeededProp ==
 FailedAllocUnchangedProp ==
     [][lastOp'.op \in {"AllocFail", "AllocDecline"} => UNCHANGED cacheVars]_vars
 
-\* An alloc is declined only when it would have to evict and could: fewer
-\* than n blocks are free, and free + evictable blocks (counted from E
-\* itself) are enough. With AllocFailsOnlyWhenShortProp this says exactly
-\* when None may be returned: short, or declined when it would evict.
-AllocDeclinesOnlyWhenEvictingProp ==
-    [][lastOp'.op = "AllocDecline" =>
-           /\ FreeCount < lastOp'.n
-           /\ FreeCount + SetBlocks(Evictable) >= lastOp'.n]_vars
+\* (AllocDeclinesOnlyWhenEvictingProp, that a declined alloc would have
+\* evicted, is the admission layer's: it depends on the contiguity bound,
+\* tla/admission/EmbeddingCacheAdmission.tla.)
 
 \* An alloc returns None iff free + evictable blocks < n (evictable blocks
 \* counted from E itself, not from the counter).
@@ -415,7 +427,7 @@ THEOREM Spec => EvictOnlyAsNeededProp /\ FailedAllocUnchangedProp
 THEOREM Spec => FilteredSpec
 THEOREM FilteredSpec => [](TypeOK /\ BlockConservationInv /\ EvictableCountInv
                            /\ HeldEntriesInv /\ QuiescenceInv)
-THEOREM FilteredSpec => AllocDeclinesOnlyWhenEvictingProp /\ FailedAllocUnchangedProp
+THEOREM FilteredSpec => FailedAllocUnchangedProp
 THEOREM \A K \in Nat : Spec => ContiguousSpec(K)
 THEOREM \A K \in Nat : FilteredSpec => ContiguousFilteredSpec(K)
 THEOREM \A K \in Nat : ContiguousSpec(K) => ContiguousFilteredSpec(K)

@@ -75,6 +75,10 @@ CacheAllocFail(k, n) == AllocFail(k, n) /\ UNCHANGED policy
 \* cache declines, and its filter decides when.
 CacheAllocDecline(k, n) == AllocDecline(k, n) /\ UNCHANGED policy
 
+\* The same, of a cache with contiguity K: a decline of an alloc that would
+\* evict only extra victims too (tla/combined/).
+CacheAllocDeclineUnder(k, n, K) == AllocDeclineUnder(k, n, K) /\ UNCHANGED policy
+
 CacheMarkReady(k) == MarkReady(k) /\ policy' = Ready(policy, k, Size(k))
 
 \* A use (PinStep) of the ready entry k: hold on the first pin, then hit.

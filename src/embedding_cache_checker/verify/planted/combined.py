@@ -8,13 +8,13 @@ allocator with ``contiguity=1``, and neither shows with one rule alone: without
 contiguity there are no extra victims, and without a filter no decline. Shared bugs: each
 talks to the policy only through its hooks, so it is a bug under every policy.
 
-The contracts catch both (``run_witness``), and so does trace validation: a trace
+The contracts catch all three (``run_witness``), and so does trace validation: a trace
 recorded with both rules is checked against tla/combined/'s composition (tla/trace's
-``RuleTakes`` and ``RuleReturnsNone``). So does the stateful machine (a planted bug's
-machine runs with the bug's filter and k; its reference model runs section 14.1) for
-DeclineEvictsExtras, but not bound to for DeclinesForExtras, which random runs reach
-only now and then. The other layers do not drive the two rules together yet
-(``WHY_BLIND``).
+``RuleTakes`` and ``RuleReturnsNone``), and the stateful machine (a planted bug's machine
+runs with the bug's filter and k; its reference model runs sections 13.1 and 14.1) for
+DeclineEvictsExtras, but not bound to for the other two, which random runs do not reach
+(``WHY_STATEFUL_MISSES_THE_QUESTION``). The other layers do not drive the two rules
+together yet (``WHY_BLIND``).
 """
 
 from __future__ import annotations
@@ -42,28 +42,52 @@ WHY_BLIND = (
     "builds states without a filter on the stack allocator; the TLA+ bug models of "
     "tla/combined/ plant the same mistakes"
 )
-#: Why the stateful machine is not bound to catch DeclinesForExtras.
-WHY_STATEFUL_MISSES_DECLINES_FOR_EXTRAS = (
-    "the mistake needs an alloc of a key not at the door whose blocks are free but only "
-    "in pieces while an entry is evictable: at 300 examples the machine met it under "
-    "sieve only, not under fifo, gdsf or s3fifo, so the stateful layer is not a "
-    "deterministic catch; the contracts and the traces are. "
+#: Why the stateful machine is not bound to catch the two bugs of the filter's question.
+WHY_STATEFUL_MISSES_THE_QUESTION = (
+    "the mistake needs an alloc whose blocks are free but only in pieces, of a key not at "
+    "the door (and, for ExtrasUnfiltered, while an entry is evictable; for "
+    "DeclinesWithNothingToEvict, while none is): at 300 examples the random machines met "
+    "it for no policy, so the stateful layer is not a deterministic catch; the contracts "
+    "and the traces are. "
 )
 
 
 @contracts.alloc_contract
 @_raises_like(transitions.alloc)
-def alloc_declines_for_extras(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
-    """PLANTED BUG (DeclinesForExtras): the filter is asked whenever the alloc would evict
-    anything, contiguity's extra victims included, so a first-seen key whose blocks are
-    free, but only in pieces, is declined."""
+def alloc_extras_unfiltered(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
+    """PLANTED BUG (ExtrasUnfiltered): the filter is asked only when phase 1 would evict,
+    as without contiguity, so a first-seen key whose blocks are free but only in pieces
+    is let in and evicts extra victims: a one-time item pushes entries out."""
+    n_blocks = _alloc_checks(s, key, n_blocks)
+    free = s.free
+    if len(free) < n_blocks:
+        if len(free) + s.evictable_blocks < n_blocks:
+            return None
+        door = s.admission
+        if door is not None and door.declines(key):
+            door.declined(key)
+            return None
+        evict_until(s, n_blocks)
+    if s.contiguity and not free.has_run(n_blocks):
+        evict_for_run(s, n_blocks)  # the bug: the filter was not asked for these
+    return _take(s, key, n_blocks)
+
+
+@contracts.alloc_contract
+@_raises_like(transitions.alloc)
+def alloc_declines_with_nothing_to_evict(
+    s: CacheState, key: str, n_blocks: int
+) -> CacheEntry | None:
+    """PLANTED BUG (DeclinesWithNothingToEvict): an alloc that finds no free run is taken
+    for one that would evict extra victims even when no entry is evictable, so it is
+    declined although nothing would be evicted."""
     n_blocks = _alloc_checks(s, key, n_blocks)
     free = s.free
     if len(free) + s.evictable_blocks < n_blocks:
         return None
-    extra = s.contiguity and not free.has_run(n_blocks) and s.evictable_count()
+    extra = s.contiguity and not free.has_run(n_blocks)  # the bug: no evictable_count()
     door = s.admission
-    if (len(free) < n_blocks or extra) and door is not None and door.declines(key):  # the bug
+    if (len(free) < n_blocks or extra) and door is not None and door.declines(key):
         door.declined(key)
         return None
     if len(free) < n_blocks:
@@ -80,16 +104,16 @@ def alloc_decline_evicts_extras(s: CacheState, key: str, n_blocks: int) -> Cache
     at once: the contiguity loop still runs, evicting up to k extra victims, before None."""
     n_blocks = _alloc_checks(s, key, n_blocks)
     free = s.free
+    if len(free) + s.evictable_blocks < n_blocks:
+        return None
+    extra = s.contiguity and not free.has_run(n_blocks) and s.evictable_count()
+    door = s.admission
     declined = False
-    if len(free) < n_blocks:
-        if len(free) + s.evictable_blocks < n_blocks:
-            return None
-        door = s.admission
-        if door is not None and door.declines(key):
-            door.declined(key)
-            declined = True  # the bug: no return here
-        else:
-            evict_until(s, n_blocks)
+    if (len(free) < n_blocks or extra) and door is not None and door.declines(key):
+        door.declined(key)
+        declined = True  # the bug: no return here
+    elif len(free) < n_blocks:
+        evict_until(s, n_blocks)
     if s.contiguity and not free.has_run(n_blocks):
         evict_for_run(s, n_blocks)
     if declined:
@@ -119,13 +143,24 @@ def _combined_bug(
 #: The catalogue entries (``planted`` assembles them with the others).
 BUGS: tuple[PlantedBug, ...] = (
     _combined_bug(
-        "DeclinesForExtras", "AllocDeclinesOnlyWhenEvictingProp",
-        # a on {0}, b on {1} (ready); a's discard leaves {0, 2}: 2 free, no run of 2.
+        "ExtrasUnfiltered", "DoorkeeperRuleProp",
+        # a and b one block each, b ready; a's discard leaves 2 free ids, not one run:
+        # x (first seen) would evict b as an extra victim, so the filter must decline it.
         (("alloc", "a", 1), ("alloc", "b", 1), ("mark_ready", "b"), ("discard", "a"),
          ("alloc", "x", 2)),
-        alloc_declines_for_extras,
+        alloc_extras_unfiltered,
         catching=("contracts", "traces"),
-        why_blind=WHY_STATEFUL_MISSES_DECLINES_FOR_EXTRAS + WHY_BLIND,
+        why_blind=WHY_STATEFUL_MISSES_THE_QUESTION + WHY_BLIND,
+    ),
+    _combined_bug(
+        "DeclinesWithNothingToEvict", "AllocDeclinesOnlyWhenEvictingProp",
+        # a, b, c one block each; discarding a and c leaves 2 free ids, not one run, and
+        # nothing evictable (b is not ready): x fits in pieces and must be let in.
+        (("alloc", "a", 1), ("alloc", "b", 1), ("alloc", "c", 1), ("discard", "a"),
+         ("discard", "c"), ("alloc", "x", 2)),
+        alloc_declines_with_nothing_to_evict,
+        catching=("contracts", "traces"),
+        why_blind=WHY_STATEFUL_MISSES_THE_QUESTION + WHY_BLIND,
     ),
     _combined_bug(
         "DeclineEvictsExtras", "FailedAllocUnchangedProp",
