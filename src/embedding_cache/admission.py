@@ -2,11 +2,12 @@
 
 Opt-in (``EmbeddingCache(n, admission="doorkeeper")``); ``admission=None``,
 the default, is the seed's rule: an alloc fails only when free plus evictable
-blocks are too few. With a filter an alloc that *would have to evict* (fewer
-than ``n`` blocks free, enough with the evictable ones) may also be declined:
-it returns None and changes nothing in the cache. Every caller already
-handles None (vLLM skips the save, or encodes locally). An alloc that fits in
-the free blocks is never asked about. spec/SPEC.md section 13 is the rule;
+blocks are too few. With a filter an alloc that *would evict* (fewer than
+``n`` blocks free, enough with the evictable ones; with contiguity, also no
+free run of ``n`` while an entry is evictable, an extra victim's case) may also
+be declined: it returns None and changes nothing in the cache. Every caller
+already handles None (vLLM skips the save, or encodes locally). An alloc that
+would evict nothing is never asked about. spec/SPEC.md section 13 is the rule;
 tla/admission/ its TLA+ (AllocDeclinesOnlyWhenEvictingProp,
 DoorkeeperRuleProp, DoorHoldsAbsentKeysInv).
 
@@ -37,8 +38,8 @@ MIN_DOOR = 8
 class AdmissionFilter(ABC):
     """What the cache asks before an alloc that would evict, and tells after.
 
-    The cache calls ``declines(key)`` only for an alloc that would have to
-    evict and could; if it returns True the cache calls ``declined(key)`` and
+    The cache calls ``declines(key)`` only for an alloc that would evict (a
+    needed victim, or with contiguity an extra one) and could; if it returns True the cache calls ``declined(key)`` and
     returns None. Every alloc that returns an entry calls ``admitted(key)``.
     Nothing else reaches the filter. Calls come with the cache's lock held.
     """
