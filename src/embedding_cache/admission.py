@@ -39,8 +39,9 @@ class AdmissionFilter(ABC):
     """What the cache asks before an alloc that would evict, and tells after.
 
     The cache calls ``declines(key)`` only for an alloc that would evict (a
-    needed victim, or with contiguity an extra one) and could; if it returns True the cache calls ``declined(key)`` and
-    returns None. Every alloc that returns an entry calls ``admitted(key)``.
+    needed victim, or with contiguity an extra one) and could; if it returns
+    True the cache calls ``declined(key)`` and returns None. Every alloc that
+    returns an entry calls ``admitted(key)``.
     Nothing else reaches the filter. Calls come with the cache's lock held.
     """
 
