@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from embedding_cache import EVICTION_POLICIES
+from embedding_cache_checker.tlc.config import read_config
 from embedding_cache_checker.tlc.manifest import find_tla_dir
+from embedding_cache_checker.verify.plans import manifest_entries
 
 TLA_DIR = find_tla_dir()
 GLUE = "EmbeddingCachePolicy.tla"
@@ -225,3 +227,33 @@ def test_each_policy_has_its_folder() -> None:
     # is not a model of the core's shared modules (tla/models/).
     for policy, module in policy_modules(TLA_DIR).items():
         assert (TLA_DIR / "policies" / policy / module).is_file(), (policy, module)
+
+
+def params_out_of_step(tla_dir: Path, entries: list[dict[str, object]]) -> list[str]:
+    """Each entry's ``policy_params`` and ``rule_params`` constant that its config sets to
+    another value, or does not set (the checks build the code from the manifest and
+    compare with the config: verify found one only after its whole run). O(entries)."""
+    found = []
+    for entry in entries:
+        constants = read_config(tla_dir / str(entry["config"])).constants
+        for field in ("policy_params", "rule_params"):
+            params = entry.get(field) or {}
+            assert isinstance(params, dict)
+            for name, value in params.items():
+                if constants.get(name, "").strip() != str(value):
+                    found.append(
+                        f"{entry['name']}: {field} {name} = {value}, config "
+                        f"{constants.get(name, 'unset')}"
+                    )
+    return found
+
+
+def test_manifest_params_are_the_configs_constants() -> None:
+    assert params_out_of_step(TLA_DIR, manifest_entries(TLA_DIR)) == []
+
+
+def test_params_check_catches_a_manifest_out_of_step() -> None:
+    entries = manifest_entries(TLA_DIR)
+    s3 = next(e for e in entries if e.get("policy") == "s3fifo" and e.get("policy_params"))
+    wrong = {**s3, "policy_params": {**s3["policy_params"], "GhostCapacity": 99}}
+    assert [f.split(":")[0] for f in params_out_of_step(TLA_DIR, [wrong])] == [s3["name"]]
