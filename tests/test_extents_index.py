@@ -1,0 +1,195 @@
+"""The extents pool's index above the exact lengths, its stale entries and its rebuild.
+
+Extents longer than ``EXACT_LENGTHS`` sit on the stack of their power-of-two size
+class; best fit there is bounded to ``FIT_SCAN`` live entries per class, stale
+entries (an extent since merged, cut or taken) are dropped when met, and the
+index is rebuilt once stale entries outnumber the extents. Each test names the
+rule of ``embedding_cache.extents`` it holds, and checks the pool's own
+consistency (``FreeBlocks.check``: bits, stacks, extents) after every change.
+
+Found by mutation testing (mutation/SURVIVORS.md): the cache's tests never gather
+an alloc from size-class extents, meet a stale class entry, fit a take within the
+scan bound when a longer class is free, or run long enough to rebuild the index.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from free_pools import pool_with_extents
+
+from embedding_cache.extents import COMPACT_SLACK, EXACT_LENGTHS, FIT_SCAN, FreeBlocks
+
+#: One size class up from the exact lengths (class 13: 8,192 .. 16,383 ids).
+BIG = 2 * EXACT_LENGTHS
+
+
+def _ok(fb: FreeBlocks) -> None:
+    assert fb.check() is None, fb.check()
+
+
+def _index_entries(fb: FreeBlocks) -> int:
+    """How many entries, live or stale, the index holds."""
+    stacks = [*fb._exact.values(), *fb._classes.values()]
+    return sum(len(stack) for stack in stacks)
+
+
+# ---------------------------------------------------------------- gathering pieces
+
+
+def test_gathering_pops_the_longest_size_class_extents_whole() -> None:
+    # Classes 12, 13, 14; no extent holds 30,000: the 20,000 and the 9,000 go whole
+    # (longest first), and the last 1,000 are cut from the back of the 5,000.
+    fb, (small, middle, large) = pool_with_extents([5000, 9000, 20000])
+    got = fb.take(30000)
+    assert got == tuple(sorted(small[-1000:] + middle + large))
+    assert fb.extents() == [(small[0], small[0] + 4000)] and len(fb) == 4000
+    _ok(fb)
+
+
+def test_gathering_skips_class_entries_gone_stale_by_a_merge() -> None:
+    # Freeing the id between the 8,000 and the 9,000 merges them into one extent of
+    # 17,001 (class 14): the two old entries (classes 12 and 13) go stale, one of them
+    # at an id that no longer begins an extent. They are dropped, never taken.
+    fb, (left, right, three, two) = pool_with_extents([8000, 9000, 3000, 2000])
+    fb.give((left[-1] + 1,))
+    _ok(fb)
+    assert fb.extents()[0] == (left[0], right[-1] + 1)
+    everything = tuple(sorted((*left, left[-1] + 1, *right, *three, *two)))
+    assert fb.take(len(fb)) == everything
+    assert len(fb) == 0
+    _ok(fb)
+
+
+def test_gathering_skips_an_entry_whose_extent_was_cut_to_an_exact_length() -> None:
+    # Two class-12 extents; taking 904 cuts the 5,000 (the shorter that holds it) to
+    # 4,096 ids, exactly the longest exact length: its class entry goes stale. No
+    # extent holds 6,100, so the 6,000 goes whole and the rest comes from the 4,096.
+    fb, (six, five) = pool_with_extents([6000, 5000])
+    assert fb.take(904) == five[-904:]
+    _ok(fb)
+    got = fb.take(6100)
+    assert got == tuple(sorted(six + five[4096 - 100 : 4096]))
+    _ok(fb)
+
+
+# ---------------------------------------------------------------- the bounded scan
+
+
+def _class_pool(
+    scan_order: list[int], *, longer: int = 0
+) -> tuple[FreeBlocks, list[tuple[int, ...]]]:
+    """Extents of ``scan_order``'s lengths in the order a class scan meets them (the most
+    recently freed first), and, when ``longer``, one extent that long freed before them;
+    each extent's ids in scan order (then the longer one's)."""
+    lengths = ([longer] if longer else []) + scan_order[::-1]
+    fb, extents = pool_with_extents(lengths)
+    met = extents[1:] if longer else extents
+    return fb, met[::-1] + (extents[:1] if longer else [])
+
+
+@pytest.mark.parametrize("longer", [0, 2 * BIG])
+def test_the_last_extent_within_the_scan_bound_is_found(longer: int) -> None:
+    # The only fitting extent is the FIT_SCAN-th the scan meets: found, also when a
+    # longer class could have served.
+    fb, extents = _class_pool([BIG] * (FIT_SCAN - 1) + [BIG + 1], longer=longer)
+    assert fb.take(BIG + 1) == extents[FIT_SCAN - 1]
+    _ok(fb)
+
+
+def test_a_fit_met_before_the_bound_is_kept_when_the_bound_is_reached() -> None:
+    # The first extent met holds n (not exactly); the FIT_SCAN - 1 after it do not.
+    # The scan stops at its bound with that fit: the longer class is not used.
+    fb, extents = _class_pool([BIG + 2] + [BIG] * (FIT_SCAN - 1) + [BIG + 1], longer=2 * BIG)
+    assert fb.take(BIG + 1) == extents[0][-(BIG + 1) :]
+    _ok(fb)
+
+
+def test_the_shortest_fit_within_the_bound_is_cut() -> None:
+    fb, extents = _class_pool([BIG + 3, BIG + 2, BIG + 4], longer=2 * BIG)
+    assert fb.take(BIG + 1) == extents[1][-(BIG + 1) :]
+    _ok(fb)
+
+
+def test_of_equal_fits_in_a_class_the_first_met_is_cut() -> None:
+    fb, extents = _class_pool([BIG + 2, BIG + 2], longer=2 * BIG)
+    assert fb.take(BIG + 1) == extents[0][-(BIG + 1) :]
+    _ok(fb)
+
+
+def test_the_scan_passes_a_stale_entry_between_live_ones() -> None:
+    # Freeing the id between the 100 and the last BIG merges them (BIG + 101, class 13,
+    # on top of its stack); the BIG's own entry goes stale under it. The scan meets,
+    # top first: the merged extent (fits), the stale entry, a BIG (does not fit), and
+    # the BIG + 2 (fits best): it passes the stale entry and cuts the BIG + 2.
+    fb, (best, _, hundred, _) = pool_with_extents([BIG + 2, BIG, 100, BIG])
+    fb.give((hundred[-1] + 1,))
+    _ok(fb)
+    assert fb.take(BIG + 1) == best[-(BIG + 1) :]
+    _ok(fb)
+
+
+def test_the_first_longer_class_is_scanned_within_the_bound() -> None:
+    # No extent of n's class; the class above holds FIT_SCAN + 1 extents, the shortest
+    # freed first (the last a scan meets): best fit among the FIT_SCAN met, not it.
+    lengths = [2 * BIG + 1] + [2 * BIG + 3] * (FIT_SCAN - 1) + [2 * BIG + 2]
+    fb, extents = pool_with_extents(lengths)
+    assert fb.take(BIG + 1) == extents[-1][-(BIG + 1) :]
+    _ok(fb)
+
+
+def test_an_own_class_fit_wins_over_a_longer_class() -> None:
+    fb, extents = _class_pool([BIG + 1], longer=2 * BIG)
+    assert fb.take(BIG + 1) == extents[0]
+    _ok(fb)
+
+
+def test_a_longer_class_gone_stale_is_passed_for_the_next() -> None:
+    # n is of class 12; class 13's only entry went stale (its extent was cut to an
+    # exact length), so best fit goes on to class 14.
+    fb, (thirteen, fourteen) = pool_with_extents([BIG + 100, 4 * BIG])
+    assert fb.take(BIG + 100 - 4000) == thirteen[4000:]  # class 13's best fit: cut to 4,000
+    _ok(fb)
+    assert fb.take(5000) == fourteen[-5000:]
+    _ok(fb)
+
+
+def test_has_run_of_one_needs_a_free_id() -> None:
+    fb = FreeBlocks(2)
+    assert fb.has_run(1) and fb.has_run(0)
+    fb.take(2)
+    assert not fb.has_run(1) and fb.has_run(0)
+    assert not FreeBlocks(0).has_run(1)
+
+
+# ---------------------------------------------------------------- the rebuild
+
+
+def test_a_rebuild_leaves_one_live_entry_per_extent() -> None:
+    fb, (three, *_) = pool_with_extents([3, 7, 5000, 9000, 2])
+    fb.take(4500)  # cuts the 5,000 (class 12) to 500: its class entry goes stale
+    fb.give((three[-1] + 1,))  # merges the 3 and the 7: both their entries go stale
+    assert _index_entries(fb) > len(fb.extents())
+    fb._compact()
+    assert _index_entries(fb) == len(fb.extents())
+    assert fb._compact_at == 2 * len(fb.extents()) + COMPACT_SLACK
+    _ok(fb)
+
+
+def test_the_index_stays_within_twice_the_extents_plus_slack() -> None:
+    # O(1) amortized: stale entries are bounded by the rebuild, however long the run.
+    rng = random.Random(7)
+    fb = FreeBlocks(3 * BIG)
+    held: list[tuple[int, ...]] = []
+    rebuilt = 0
+    for _ in range(2000):
+        if held and (rng.random() < 0.5 or len(fb) < 8):
+            fb.give(held.pop(rng.randrange(len(held))))
+        else:
+            held.append(fb.take(rng.choice([1, 3, 40, 700, 5000, BIG + 3]) % (len(fb) + 1)))
+        rebuilt += fb._pushes == 0 or _index_entries(fb) == len(fb.extents())
+        assert _index_entries(fb) <= 2 * fb._compact_at + 2
+        assert fb._pushes <= fb._compact_at
+    _ok(fb)
+    assert rebuilt > 0
