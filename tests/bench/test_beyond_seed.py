@@ -21,6 +21,7 @@ from embedding_cache_checker.bench import (
     implementations,
     memory,
     report,
+    runner,
     seed_speed,
 )
 
@@ -111,6 +112,25 @@ def test_speed_replays_the_seeds_stream_on_the_baseline() -> None:
     assert [row["impl"] for row in out["rows"]] == SPEED_IMPLS
     assert out["rows"][0]["vs_seed"] == 1.0
     assert all(row["ns_per_op"] > 0 and len(row["ns_per_op_runs"]) == 2 for row in out["rows"])
+    # The seed and the drop-in on either allocator evict alike: no call is refused.
+    assert [row["refused_calls"] for row in out["rows"][:3]] == [0, 0, 0]
+
+
+def test_speed_times_a_configuration_that_finds_calls_of_the_seeds_stream_illegal() -> None:
+    # Contiguity's extra victims evict entries the seed kept: on the whole stream some
+    # later loads and releases of them are refused (KeyError), timed as compare.py
+    # times them, not ending the run.
+    script = seed_speed.seed_script()
+    name = implementations.name(implementations.BASELINE, implementations.CONTIGUOUS_ALLOCATOR, 4)
+    factory = implementations.factories(
+        [implementations.BASELINE],
+        allocators=[implementations.CONTIGUOUS_ALLOCATOR],
+        contiguity=[4],
+    )[name]
+    with pytest.raises(KeyError):
+        runner.time_script(script, factory)
+    assert runner.refused_calls(script, factory, seed_speed.TOLERATED) > 0
+    assert runner.time_script(script, factory, tolerate=seed_speed.TOLERATED) > 0
 
 
 def test_targets_are_judged_from_the_figures() -> None:

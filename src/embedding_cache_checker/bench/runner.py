@@ -42,31 +42,44 @@ class BenchError(RuntimeError):
 Clock = Callable[[], int]
 
 
+#: No exception is tolerated: a call that raises ends the run.
+STRICT: tuple[type[BaseException], ...] = ()
+
+
 def time_script(
     script: workload.Script,
     cache_factory: Callable[[int], workload.Cache] = EmbeddingCache,
     clock: Clock = time.perf_counter_ns,
+    tolerate: tuple[type[BaseException], ...] = STRICT,
 ) -> float:
     """Replay ``script`` on a fresh cache; nanoseconds per call of the measured window.
 
     ``cache_factory(num_blocks)`` builds the cache (default: ``EmbeddingCache``);
     ``clock`` times the window (default: wall time; ``time.thread_time_ns``
     counts only this thread's CPU time, so a busy machine disturbs it less).
-    The warm-up prefix runs untimed; the window is timed by ``time_calls``.
+    The warm-up prefix runs untimed; the window is timed by ``time_calls``,
+    which lets the calls raise ``tolerate`` (see there).
     """
     cache = cache_factory(script.shape.num_blocks)
     calls = workload.bind(script.ops, cache)
     for method, args in calls[: script.warmup]:
         method(*args)
-    return time_calls(calls[script.warmup :], clock)
+    return time_calls(calls[script.warmup :], clock, tolerate)
 
 
-def time_calls(calls: Sequence[workload.BoundCall], clock: Clock = time.perf_counter_ns) -> float:
+def time_calls(
+    calls: Sequence[workload.BoundCall],
+    clock: Clock = time.perf_counter_ns,
+    tolerate: tuple[type[BaseException], ...] = STRICT,
+) -> float:
     """Make ``calls`` in a tight loop; nanoseconds per call (0.0 for none).
 
     The garbage collector is paused during the timed loop (as ``timeit``
     does) so that a collection triggered by one size's garbage is not charged
-    to another's.
+    to another's. With ``tolerate``, each call runs inside a ``try`` that
+    swallows those exceptions (as ``compare.py`` times a stream recorded on
+    another implementation, whose calls may be illegal here): the ``try`` is
+    then paid by every call, so time every implementation compared the same way.
     """
     if not calls:
         return 0.0
@@ -75,13 +88,39 @@ def time_calls(calls: Sequence[workload.BoundCall], clock: Clock = time.perf_cou
     gc.disable()
     try:
         start = clock()
-        for method, args in calls:
-            method(*args)
+        if tolerate:
+            for method, args in calls:
+                # A bare try, as compare.py's loop: contextlib.suppress would add a
+                # context manager's cost to every timed call.
+                try:  # noqa: SIM105
+                    method(*args)
+                except tolerate:
+                    pass
+        else:
+            for method, args in calls:
+                method(*args)
         elapsed = clock() - start
     finally:
         if was_enabled:
             gc.enable()
     return elapsed / len(calls)
+
+
+def refused_calls(
+    script: workload.Script,
+    cache_factory: Callable[[int], workload.Cache],
+    tolerate: tuple[type[BaseException], ...],
+) -> int:
+    """How many of ``script``'s calls raise one of ``tolerate`` on a fresh cache (untimed).
+    O(calls)."""
+    cache = cache_factory(script.shape.num_blocks)
+    refused = 0
+    for method, args in workload.bind(script.ops, cache):
+        try:
+            method(*args)
+        except tolerate:
+            refused += 1
+    return refused
 
 
 def _timer_overhead_ns(samples: int = 2001, clock: Clock = time.perf_counter_ns) -> float:

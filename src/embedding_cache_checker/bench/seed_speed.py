@@ -4,12 +4,18 @@ and the contiguous configuration's (``allocator="extents", contiguity=4``, as
 
 The stream is ``shared_mix``'s (compare.py's legal stream), recorded once on
 the seed's class; it is then replayed on a fresh cache of the seed and of
-each asked policy (by default ``implementations.BASELINE``, the seed's drop-in: the
-stream adapts to the seed's answers, so another policy could find a call
-illegal), the implementations alternating and their order rotating each round
+each asked policy (by default ``implementations.BASELINE``, the seed's drop-in), the
+implementations alternating and their order rotating each round
 (``rounds.rotating_rounds``). The whole stream is timed (construction is not),
 in this thread's CPU time (``rounds.CLOCK``) with the garbage collector paused
 (``runner.time_script``); compare.py times wall time with it running.
+
+The stream adapts to the seed's answers, so a configuration that evicts
+otherwise (another policy, or contiguity's extra victims) finds some calls
+illegal: it loads or releases an entry it no longer holds. As compare.py does,
+every implementation's calls run inside a ``try`` that swallows the seed's
+two error kinds (``TOLERATED``), and each row counts the calls refused
+(``refused_calls``; 0 for the seed and its drop-in).
 ``vs_seed`` is the median of the per-round ratios, as compare.py's
 ``ratio_project_over_seed``.
 """
@@ -24,6 +30,10 @@ from . import implementations, rounds, runner, shared_mix, workload
 
 #: Policies timed against the seed by default: the drop-in.
 DEFAULT_POLICIES = (implementations.BASELINE,)
+
+#: What a replayed call may raise without ending the run: the seed's errors (its asserts,
+#: and KeyError for an absent key), which every typed error of the cache also is.
+TOLERATED: tuple[type[BaseException], ...] = (AssertionError, KeyError)
 
 #: The contiguity bound timed beside each policy on the extents allocator: the
 #: contiguous configuration whose speed target is ``beyond.TARGET_CONTIGUOUS_SPEED``.
@@ -64,8 +74,8 @@ def measure(
         runs = rounds.rotating_rounds(
             impls,
             repeat,
-            lambda impl, _round: runner.time_script(script, impls[impl], clock),
-            warm_up=lambda: runner.time_script(script, first, clock),  # first-pass costs
+            lambda impl, _round: runner.time_script(script, impls[impl], clock, TOLERATED),
+            warm_up=lambda: runner.time_script(script, first, clock, TOLERATED),  # first pass
         )
     seed_runs = runs[implementations.SEED]
     rows = [
@@ -74,6 +84,7 @@ def measure(
             "ns_per_op": statistics.median(times),
             "ns_per_op_runs": times,
             "vs_seed": rounds.median_ratio(times, seed_runs),
+            "refused_calls": runner.refused_calls(script, impls[impl], TOLERATED),
         }
         for impl, times in runs.items()
     ]
