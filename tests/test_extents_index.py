@@ -20,6 +20,8 @@ import pytest
 from free_pools import pool_with_extents
 
 from embedding_cache.extents import COMPACT_SLACK, EXACT_LENGTHS, FIT_SCAN, FreeBlocks
+from embedding_cache.free_blocks import FreeStack
+from embedding_cache.runs import runs_of
 
 #: One size class up from the exact lengths (class 13: 8,192 .. 16,383 ids).
 BIG = 2 * EXACT_LENGTHS
@@ -193,3 +195,111 @@ def test_the_index_stays_within_twice_the_extents_plus_slack() -> None:
         assert fb._pushes <= fb._compact_at
     _ok(fb)
     assert rebuilt > 0
+
+
+# ---------------------------------------------------------------- runs, merges, self-check
+
+
+def _naive_runs(ids: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for b in ids:
+        if runs and runs[-1][1] == b:
+            runs[-1] = (runs[-1][0], b + 1)
+        else:
+            runs.append((b, b + 1))
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_runs_of_long_entries_is_the_walk(seed: int) -> None:
+    # Above WALK_LIMIT ids runs_of gallops along each run and bisects its end: the
+    # same runs as a walk, for runs of every length (1 id to hundreds, first and last).
+    rng = random.Random(seed)
+    ids: list[int] = []
+    at = rng.randrange(3)
+    while len(ids) < rng.choice([65, 100, 300, 1000]):
+        length = rng.choice([1, 1, 2, 3, 7, 31, 64, 65, 200])
+        ids.extend(range(at, at + length))
+        at += length + rng.choice([1, 2, 50])
+    assert runs_of(ids) == _naive_runs(ids)
+    assert runs_of(ids[1:]) == _naive_runs(ids[1:])
+
+
+def test_runs_of_one_long_run_not_from_zero() -> None:
+    assert runs_of(list(range(5, 105))) == [(5, 105)]
+    assert runs_of(list(range(0, 100))) == [(0, 100)]
+    assert runs_of([*range(0, 99), 100]) == [(0, 99), (100, 101)]
+
+
+def test_give_returns_the_longest_extent_it_made() -> None:
+    fb, (a, b, c) = pool_with_extents([3, 4, 5])
+    fb.take(len(fb))
+    assert fb.give(()) == 0
+    assert fb.give(a) == 3
+    assert fb.give(b) == 4  # one used id apart from a
+    assert fb.give((b[0] - 1,)) == 8  # that id joins them: 3 + 1 + 4
+    assert fb.give(c[1:3]) == 2  # touching nothing free
+    assert fb.give((c[0], c[3])) == 4  # two runs, each merging: 3, then 4 (not the old 8)
+    _ok(fb)
+
+
+def test_check_names_each_kind_of_damage() -> None:
+    def damaged(how: str) -> str | None:
+        fb, _ = pool_with_extents([3, 5000, 4])
+        start, end = fb.extents()[1]
+        if how == "mirror":
+            fb._by_end[end + 100] = fb._by_end.pop(end)
+        elif how == "overlap":
+            fb._by_start[start + 1] = end + 1
+            fb._by_end[end + 1] = start + 1
+        elif how == "touch":
+            first_end = fb.extents()[0][1]
+            fb._by_start[first_end] = first_end + 1
+            fb._by_end[first_end + 1] = first_end
+            fb._count += 1
+        elif how == "unindexed":
+            fb._classes.clear()
+        elif how == "unindexed exact":
+            fb._exact[3].clear()
+        elif how == "count":
+            fb._count += 1
+        elif how == "length bit":
+            fb._lengths |= 1 << 9
+        elif how == "class bit":
+            fb._class_mask |= 1 << 20
+        elif how == "class bit of an empty stack":
+            fb._classes[20] = []
+            fb._class_mask |= 1 << 20
+        return fb.check()
+
+    assert pool_with_extents([3, 5000, 4])[0].check() is None
+    expected = {
+        "mirror": "the extents by end do not mirror the extents by start",
+        "overlap": "overlaps, touches or leaves the pool",
+        "touch": "overlaps, touches or leaves the pool",
+        "unindexed": "is not on its size class's stack",
+        "unindexed exact": "is not on its length's stack",
+        "count": "is not the extents' total",
+        "length bit": "the length bits disagree with the length stacks",
+        "class bit": "the size class bits disagree with the size class stacks",
+        "class bit of an empty stack": "the size class bits disagree with the size class stacks",
+    }
+    for how, message in expected.items():
+        found = damaged(how)
+        assert found is not None and message in found, (how, found)
+
+
+def test_the_stack_finds_runs_anywhere_in_its_order() -> None:
+    stack = FreeStack([9, 3, 4, 0, 5, 1])  # runs 0..1, 3..5, 9
+    assert stack.has_run(0) and stack.has_run(1) and stack.has_run(3)
+    assert not stack.has_run(4)
+    assert FreeStack([0]).has_run(1) and not FreeStack([]).has_run(1)
+    assert FreeStack([2, 1]).has_run(2) and not FreeStack([3, 1]).has_run(2)
+
+
+def test_taking_one_or_none_from_either_pool() -> None:
+    stack = FreeStack(range(4))
+    assert stack.take(0) == () and stack.plan_take(0, ()) == () and len(stack) == 4
+    assert stack.take(1) == (3,) and stack.plan_take(1, ()) == (2,)
+    fb = FreeBlocks(4)
+    assert fb.take_run(0) == () and fb.take(1) == (3,) and len(fb) == 3
