@@ -20,7 +20,7 @@ import pytest
 from free_pools import pool_with_extents
 
 from embedding_cache.extents import COMPACT_SLACK, EXACT_LENGTHS, FIT_SCAN, FreeBlocks
-from embedding_cache.free_blocks import FreeStack
+from embedding_cache.free_blocks import FreeStack, TrackedFreeBlocks
 from embedding_cache.runs import runs_of
 
 #: One size class up from the exact lengths (class 13: 8,192 .. 16,383 ids).
@@ -261,6 +261,17 @@ def test_check_names_each_kind_of_damage() -> None:
             fb._classes.clear()
         elif how == "unindexed exact":
             fb._exact[3].clear()
+        elif how == "length never indexed":
+            del fb._exact[3]
+        elif how == "negative start":
+            first_start, first_end = fb.extents()[0]
+            del fb._by_start[first_start], fb._by_end[first_end]
+            fb._by_start[-1] = first_end
+            fb._by_end[first_end] = -1
+            fb._count += 1
+        elif how == "empty extent":
+            fb._by_start[end + 2] = end + 2
+            fb._by_end[end + 2] = end + 2
         elif how == "count":
             fb._count += 1
         elif how == "length bit":
@@ -279,14 +290,50 @@ def test_check_names_each_kind_of_damage() -> None:
         "touch": "overlaps, touches or leaves the pool",
         "unindexed": "is not on its size class's stack",
         "unindexed exact": "is not on its length's stack",
+        "length never indexed": "is not on its length's stack",
+        "negative start": "overlaps, touches or leaves the pool",
+        "empty extent": "overlaps, touches or leaves the pool",
         "count": "is not the extents' total",
         "length bit": "the length bits disagree with the length stacks",
         "class bit": "the size class bits disagree with the size class stacks",
         "class bit of an empty stack": "the size class bits disagree with the size class stacks",
     }
+    whole = {"mirror", "length bit", "class bit", "class bit of an empty stack"}
     for how, message in expected.items():
         found = damaged(how)
         assert found is not None and message in found, (how, found)
+        assert how not in whole or found == message, (how, found)
+
+
+def test_the_tracked_check_adds_the_membership_map() -> None:
+    fb = TrackedFreeBlocks(10)
+    fb.take(4)
+    assert fb.check() is None
+    fb._map[9] = 1  # a taken id (4 are taken from the back) marked free
+    assert fb.check() == "the membership map disagrees with the extents"
+    fb = TrackedFreeBlocks(10)
+    fb._count += 1  # the extents' own damage is reported first
+    assert fb.check() == "the free count 11 is not the extents' total"
+
+
+def test_has_run_passes_a_longer_length_gone_stale() -> None:
+    # Extents of 10 and 20 ids; taking 15 cuts the 20 to 5: length 20's stack holds only
+    # a stale entry. A run of 8 is still free (the 10), and the stale bit is cleared.
+    fb, (_, twenty) = pool_with_extents([10, 20])
+    assert fb.take(15) == twenty[-15:]
+    assert fb.has_run(8) and fb.has_run(10) and not fb.has_run(11)
+    _ok(fb)
+    assert fb._lengths >> 20 == 0
+
+
+def test_has_run_of_the_longest_exact_length() -> None:
+    assert FreeBlocks(EXACT_LENGTHS).has_run(EXACT_LENGTHS)
+    assert not FreeBlocks(EXACT_LENGTHS).has_run(EXACT_LENGTHS + 1)
+
+
+def test_an_empty_pool_has_no_ids() -> None:
+    assert len(FreeBlocks(0)) == 0 and FreeBlocks(0).extents() == []
+    _ok(FreeBlocks(0))
 
 
 def test_the_stack_finds_runs_anywhere_in_its_order() -> None:
