@@ -421,21 +421,17 @@ def _beyond_contiguity(section: Mapping[str, Any]) -> list[str]:
 
 
 def _beyond_speed(section: Mapping[str, Any]) -> list[str]:
+    cells = ("impl", "ns/op", "vs seed", "refused")
     rows = [
-        [
-            row["impl"],
-            f"{row['ns_per_op']:,.0f}",
-            _vs(row["vs_seed"]),
-            f"{row.get('refused_calls', 0):,}",
-        ]
-        for row in section["rows"]
+        [r["impl"], f"{r['ns_per_op']:,.0f}", _vs(r["vs_seed"]), f"{r.get('refused_calls', 0):,}"]
+        for r in section["rows"]
     ]
     return [
         f"speed: compare.py's op mix recorded on the seed ({section['calls']:,} calls, "
         f"{section['num_blocks']:,} blocks), replayed alternating, median of {section['repeat']} "
         "round(s), this thread's CPU time; vs seed: median of per-round ratios; refused: "
         "calls a configuration that evicts otherwise finds illegal (timed, as compare.py does)",
-        *_table(["impl", "ns/op", "vs seed", "refused"], rows),
+        *_table(list(cells), rows),
     ]
 
 
