@@ -350,3 +350,17 @@ def test_taking_one_or_none_from_either_pool() -> None:
     assert stack.take(1) == (3,) and stack.plan_take(1, ()) == (2,)
     fb = FreeBlocks(4)
     assert fb.take_run(0) == () and fb.take(1) == (3,) and len(fb) == 3
+
+
+def test_a_rebuild_keeps_the_most_recently_indexed_first_among_equals() -> None:
+    # An 11 freed before a 5; taking 6 cuts the 11 to 5, indexed after the other 5.
+    # Among the two 5s the cut one is the most recently indexed: cut first, before and
+    # after a rebuild (which once re-indexed in the extents' dict order, where the cut
+    # one keeps the place its start took when first freed).
+    for rebuild in (False, True):
+        fb, (eleven, _) = pool_with_extents([11, 5])
+        assert fb.take(6) == eleven[-6:]
+        if rebuild:
+            fb._compact()
+            _ok(fb)
+        assert fb.take(5) == eleven[:5], rebuild

@@ -184,12 +184,43 @@ class FreeBlocks:
         return None
 
     def _compact(self) -> None:
-        """Rebuild the index from the extents, dropping stale entries. O(extents)."""
-        self._exact.clear()
-        self._classes.clear()
-        self._lengths = self._class_mask = self._pushes = 0
-        for start, end in self._by_start.items():
-            self._index(start, end - start)
+        """Rebuild the index, dropping stale entries and duplicates. O(index entries).
+
+        Each stack keeps its live entries in order (a start's top-most one), so the
+        extent cut first among equals stays the most recently indexed: rebuilt in the
+        extents' dict order, it was the one whose start was freed first.
+        """
+        by_start, exact_limit = self._by_start, self._exact_limit
+        self._pushes = 0
+        for stacks, is_exact in ((self._exact, True), (self._classes, False)):
+            bits = 0
+            for key in list(stacks):
+                kept: list[int] = []
+                met: set[int] = set()
+                for start in reversed(stacks[key]):
+                    end = by_start.get(start)
+                    if end is None or start in met:
+                        continue
+                    length = end - start
+                    live = (
+                        length == key
+                        if is_exact
+                        else length > exact_limit and length.bit_length() - 1 == key
+                    )
+                    if live:
+                        met.add(start)
+                        kept.append(start)
+                if kept:
+                    kept.reverse()
+                    stacks[key] = kept
+                    bits |= 1 << key
+                    self._pushes += len(kept)
+                else:
+                    del stacks[key]
+            if is_exact:
+                self._lengths = bits
+            else:
+                self._class_mask = bits
         self._compact_at = 2 * self._pushes + COMPACT_SLACK
 
     def _unlink(self, start: int, end: int) -> None:
