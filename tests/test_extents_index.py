@@ -168,15 +168,43 @@ def test_has_run_of_one_needs_a_free_id() -> None:
 # ---------------------------------------------------------------- the rebuild
 
 
+def _rebuilt(fb: FreeBlocks) -> None:
+    """Rebuild ``fb``'s index: one live entry per extent, bits exact, the next rebuild
+    due at twice the extents plus slack."""
+    fb._compact()
+    assert _index_entries(fb) == len(fb.extents())
+    assert fb._compact_at == 2 * len(fb.extents()) + COMPACT_SLACK
+    _ok(fb)
+
+
 def test_a_rebuild_leaves_one_live_entry_per_extent() -> None:
     fb, (three, *_) = pool_with_extents([3, 7, 5000, 9000, 2])
     fb.take(4500)  # cuts the 5,000 (class 12) to 500: its class entry goes stale
     fb.give((three[-1] + 1,))  # merges the 3 and the 7: both their entries go stale
     assert _index_entries(fb) > len(fb.extents())
-    fb._compact()
-    assert _index_entries(fb) == len(fb.extents())
-    assert fb._compact_at == 2 * len(fb.extents()) + COMPACT_SLACK
-    _ok(fb)
+    _rebuilt(fb)
+
+
+def test_a_rebuild_keeps_a_live_entry_under_a_stale_one() -> None:
+    fb, (_, second, _) = pool_with_extents([5, 5, 1])
+    fb.give((second[-1] + 1,))  # the second 5 merges into a 7: its entry, on top, is stale
+    _rebuilt(fb)
+
+
+def test_a_rebuild_drops_class_entries_of_extents_cut_into_another_class() -> None:
+    fb, _ = pool_with_extents([3, 9000])
+    fb.take(4000)  # the 9,000 (class 13) is cut to 5,000 (class 12)
+    _rebuilt(fb)
+    fb, _ = pool_with_extents([3, 5000])
+    fb.take(904)  # the 5,000 (class 12) is cut to 4,096: an exact length
+    _rebuilt(fb)
+
+
+def test_a_rebuild_keeps_one_of_a_starts_entries() -> None:
+    fb, _ = pool_with_extents([3, 12000])
+    fb.take(1000)  # 12,000 cut to 11,000: the same start, the same class, pushed again
+    assert _index_entries(fb) > len(fb.extents())
+    _rebuilt(fb)
 
 
 def test_the_index_stays_within_twice_the_extents_plus_slack() -> None:
@@ -270,8 +298,9 @@ def test_check_names_each_kind_of_damage() -> None:
             fb._by_end[first_end] = -1
             fb._count += 1
         elif how == "empty extent":
-            fb._by_start[end + 2] = end + 2
-            fb._by_end[end + 2] = end + 2
+            past = len(fb._ids)  # after every extent: only its emptiness is wrong
+            fb._by_start[past] = past
+            fb._by_end[past] = past
         elif how == "count":
             fb._count += 1
         elif how == "length bit":
@@ -317,13 +346,18 @@ def test_the_tracked_check_adds_the_membership_map() -> None:
 
 
 def test_has_run_passes_a_longer_length_gone_stale() -> None:
-    # Extents of 10 and 20 ids; taking 15 cuts the 20 to 5: length 20's stack holds only
-    # a stale entry. A run of 8 is still free (the 10), and the stale bit is cleared.
-    fb, (_, twenty) = pool_with_extents([10, 20])
-    assert fb.take(15) == twenty[-15:]
-    assert fb.has_run(8) and fb.has_run(10) and not fb.has_run(11)
+    # Extents of 10, 20 and 3; freeing the id between the 20 and the 3 merges them (24),
+    # whose taking leaves length 20's stack (and 3's) holding stale entries only. A run
+    # of 8 is still free (the 10); one of 11 is not, and the stale bits are cleared.
+    fb, (_, twenty, three) = pool_with_extents([10, 20, 3])
+    fb.give((twenty[-1] + 1,))
+    assert fb.take(24) == (*twenty, twenty[-1] + 1, *three)
+    assert fb._lengths >> 20 & 1  # the stale entry's bit
+    assert fb.has_run(8) and fb.has_run(10)
     _ok(fb)
-    assert fb._lengths >> 20 == 0
+    assert not fb.has_run(11)
+    _ok(fb)
+    assert fb._lengths >> 11 == 0
 
 
 def test_has_run_of_the_longest_exact_length() -> None:
@@ -350,6 +384,8 @@ def test_taking_one_or_none_from_either_pool() -> None:
     assert stack.take(1) == (3,) and stack.plan_take(1, ()) == (2,)
     fb = FreeBlocks(4)
     assert fb.take_run(0) == () and fb.take(1) == (3,) and len(fb) == 3
+    fb.take(3)
+    assert fb.take_run(0) == () and FreeBlocks(0).take_run(0) == ()
 
 
 def test_a_rebuild_keeps_the_most_recently_indexed_first_among_equals() -> None:
