@@ -189,6 +189,9 @@ def test_a_rebuild_keeps_a_live_entry_under_a_stale_one() -> None:
     fb, (_, second, _) = pool_with_extents([5, 5, 1])
     fb.give((second[-1] + 1,))  # the second 5 merges into a 7: its entry, on top, is stale
     _rebuilt(fb)
+    fb, (_, second, _) = pool_with_extents([5, 5, 5])
+    fb.give((second[-1] + 1,))  # the third 5's start is no extent's now: on top, stale
+    _rebuilt(fb)
 
 
 def test_a_rebuild_drops_class_entries_of_extents_cut_into_another_class() -> None:
