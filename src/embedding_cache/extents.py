@@ -190,24 +190,21 @@ class FreeBlocks:
         extent cut first among equals stays the most recently indexed: rebuilt in the
         extents' dict order, it was the one whose start was freed first.
         """
-        by_start, exact_limit = self._by_start, self._exact_limit
+        by_start = self._by_start
+        met: set[int] = set()  # a start is live on one stack at most: keep its top entry
         self._pushes = 0
         for stacks, is_exact in ((self._exact, True), (self._classes, False)):
             bits = 0
             for key in list(stacks):
                 kept: list[int] = []
-                met: set[int] = set()
                 for start in reversed(stacks[key]):
-                    end = by_start.get(start)
-                    if end is None or start in met:
+                    if start in met:
                         continue
-                    length = end - start
-                    live = (
-                        length == key
+                    if (
+                        by_start.get(start) == start + key
                         if is_exact
-                        else length > exact_limit and length.bit_length() - 1 == key
-                    )
-                    if live:
+                        else self._class_live(start, key)
+                    ):
                         met.add(start)
                         kept.append(start)
                 if kept:
