@@ -15,6 +15,7 @@ shared 2-core machine make example timing meaningless.
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import settings
@@ -40,3 +41,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     module = getattr(matrix[0], "module", None)
     if module is not None:
         module.start_children()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A run that ends, for any reason (``-x``, Ctrl-C, a failure), ends the build
+    matrix's children it started: here when this process is the whole run; under
+    pytest-xdist each child's wrapper ends it once the run's controller is gone
+    (tests/test_builds.py, ``WRAPPER``), since one worker's session may end while
+    another still waits for the children."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        return
+    module = sys.modules.get("test_builds")
+    if module is not None:
+        module.stop_children()

@@ -82,16 +82,40 @@ def passed_tests(report: Path) -> set[str]:
     return passed
 
 
-#: Runs a child and records how it ended: ``python -c WRAPPER RC OUT cmd...`` writes the
-#: child's output to OUT, then its exit code to RC (last, so RC's presence means done).
+#: Runs a child and records how it ended: ``python -c WRAPPER OWNER RC OUT cmd...`` writes
+#: the child's output to OUT, then its exit code to RC (last, so RC's presence means
+#: done). The child runs in its own process group, and the wrapper ends that group
+#: when the run that started it ends for any reason: when OWNER (the pytest process
+#: that owns the run: xdist's controller, or the only process) is gone (``-x``, Ctrl-C,
+#: a crash, a kill), or when the wrapper itself is sent SIGTERM (``stop_children``).
+#: Polled once a second. Its own stdin/stdout/stderr are /dev/null, so a stopped run
+#: leaves no process holding the run's output pipe.
 WRAPPER = (
-    "import subprocess, sys\n"
-    "rc, out, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]\n"
+    "import os, signal, subprocess, sys\n"
+    "owner, rc, out, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]\n"
+    "def alive(pid):\n"
+    "    try:\n"
+    "        os.kill(pid, 0)\n"
+    "    except ProcessLookupError:\n"
+    "        return False\n"
+    "    return True\n"
+    "stop = []\n"
+    "signal.signal(signal.SIGTERM, lambda *_: stop.append(1))\n"
     "with open(out, 'w') as sink:\n"
-    "    code = subprocess.run(cmd, stdout=sink, stderr=subprocess.STDOUT).returncode\n"
+    "    child = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT,\n"
+    "                             stdin=subprocess.DEVNULL, start_new_session=True)\n"
+    "    while True:\n"
+    "        try:\n"
+    "            code = child.wait(timeout=1.0)\n"
+    "            break\n"
+    "        except subprocess.TimeoutExpired:\n"
+    "            if stop or not alive(owner):\n"
+    "                os.killpg(child.pid, signal.SIGKILL)\n"
+    "                child.wait()\n"
+    "                sys.exit(1)\n"
     "with open(rc + '.tmp', 'w') as f:\n"
     "    f.write(str(code))\n"
-    "import os; os.replace(rc + '.tmp', rc)\n"
+    "os.replace(rc + '.tmp', rc)\n"
 )
 #: The children this process started (the one that starts them: see ``starts_here``).
 _STARTED: dict[str, subprocess.Popen[bytes]] = {}
@@ -103,6 +127,22 @@ def matrix_dir() -> Path:
     process."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
     return Path(tempfile.gettempdir()) / f"build_matrix_{run}"
+
+
+def run_owner() -> int:
+    """The pid of the process whose end ends the run: xdist's controller (a worker's
+    parent), or this process when there are no workers. O(1)."""
+    return os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid()
+
+
+def stop_children() -> None:
+    """Ask every child this process started and that still runs to stop (SIGTERM to its
+    wrapper, which kills the child's whole process group), and wait for them. O(1)."""
+    for proc in _STARTED.values():
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in _STARTED.values():
+        proc.wait()
 
 
 def starts_here() -> bool:
@@ -142,8 +182,15 @@ def start_children() -> None:
         cmd += [str(TESTS / f) for f in SUBSET]
         cmd += ["--deselect", BUILD_INDEPENDENT]
         stem = directory / name.replace(" ", "_")
-        wrapped = [sys.executable, "-c", WRAPPER, f"{stem}.rc", f"{stem}.out", *cmd]
-        _STARTED[name] = subprocess.Popen(wrapped, cwd=ROOT, env=env)
+        wrapped = [sys.executable, "-c", WRAPPER, str(run_owner()), f"{stem}.rc", f"{stem}.out"]
+        _STARTED[name] = subprocess.Popen(
+            [*wrapped, *cmd],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
 
 def wait_for(build: str, timeout: float = 1500.0) -> tuple[int, str]:
@@ -169,10 +216,7 @@ def reports() -> Iterator[Path]:
     if not _STARTED and not matrix_dir().exists():
         pytest.fail("no process of this run started the build matrix")
     yield matrix_dir()
-    for proc in _STARTED.values():
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    stop_children()
 
 
 @pytest.mark.parametrize("build", list(BUILDS))
