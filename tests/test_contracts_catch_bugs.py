@@ -32,8 +32,7 @@ import pytest
 from cache_observe import cache_with_every_state, put_ready
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
-from oracle.seed_reference import EmbeddingCache as SeedCache
-from test_seed_differential import MAX_POOL, OPS, Op, drain, run_stream
+from test_seed_differential import MAX_POOL, OPS, Op, drain, run_stream, seed_cache
 
 import embedding_cache
 from embedding_cache import (
@@ -285,7 +284,7 @@ def test_the_seed_differential_catches_a_planted_bug(bug: PlantedBug) -> None:
 
     def differs(case: tuple[int, list[Op]]) -> bool:
         num_blocks, ops = case
-        ours, seed = cache_class(num_blocks), SeedCache(num_blocks)
+        ours, seed = cache_class(num_blocks), seed_cache(num_blocks)
         try:
             run_stream(ours, seed, ops)
             drain(ours, seed)

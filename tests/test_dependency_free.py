@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import embedding_cache
+from embedding_cache_checker import upstream
 
 #: A child prelude: make importing any of HIDDEN fail as if it were not installed.
 _HIDE = textwrap.dedent(
@@ -134,7 +135,12 @@ def test_a_plain_install_brings_no_other_distribution() -> None:
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
     assert project.get("dependencies", []) == []
     extras = project["optional-dependencies"]
-    assert {"checked", "verify", "plot", "test"} <= set(extras)
+    assert {"checked", "verify", "plot", "vllm", "test"} <= set(extras)
+    # The vllm extra pins the one release the seed's class is loaded from, and the test
+    # extra brings it: CI installs the oracle, which never skips.
+    assert extras["vllm"] == [f"vllm=={upstream.VLLM_VERSION}"]
+    itself = re.fullmatch(r"embedding-cache\[(.*)\]", extras["test"][0])
+    assert itself is not None and "vllm" in itself.group(1).split(",")
 
 
 def test_the_runtime_folder_copied_alone_imports_and_runs(tmp_path: Path) -> None:

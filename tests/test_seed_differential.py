@@ -1,4 +1,9 @@
-"""Differential test: the package against the seed it replaces (tests/oracle).
+"""Differential test: the package against the seed it replaces, vLLM's own class.
+
+The seed is vLLM's ``EmbeddingCache`` from the installed ``vllm==0.33.0``
+(``embedding_cache_checker.upstream`` loads its one file, nothing else of
+vLLM). Without that release every test here FAILS, naming the install
+command: the oracle is never silently skipped.
 
 Random operation streams, misuse mixed in, run on both ``EmbeddingCache``
 classes; after every operation the results must match -- return values (None,
@@ -27,7 +32,6 @@ import pytest
 from cache_observe import observe
 from hypothesis import given
 from hypothesis import strategies as st
-from oracle.seed_reference import EmbeddingCache as SeedCache
 
 from embedding_cache import (
     DuplicateAllocError,
@@ -36,6 +40,15 @@ from embedding_cache import (
     LifecycleError,
     UnknownKeyError,
 )
+from embedding_cache_checker.upstream import UpstreamCache as SeedCache
+from embedding_cache_checker.upstream import embedding_cache_class
+
+
+def seed_cache(num_blocks: int) -> SeedCache:
+    """A fresh cache of the seed's class, vLLM's own. Raises (the test fails, naming the
+    install command) when vllm==0.33.0 is not installed."""
+    return embedding_cache_class()(num_blocks)
+
 
 #: True when the seed's asserts are stripped (python -O).
 OPTIMIZED = sys.flags.optimize >= 1
@@ -135,7 +148,7 @@ def fifo_cache(num_blocks: int, how: str) -> EmbeddingCache:
     how=st.sampled_from(("omitted", "name", "factory")),
 )
 def test_same_results_as_the_seed(num_blocks: int, ops: list[Op], how: str) -> None:
-    ours, seed = fifo_cache(num_blocks, how), SeedCache(num_blocks)
+    ours, seed = fifo_cache(num_blocks, how), seed_cache(num_blocks)
     assert ours.eviction == "fifo"
     run_stream(ours, seed, ops)
     drain(ours, seed)
@@ -144,7 +157,7 @@ def test_same_results_as_the_seed(num_blocks: int, ops: list[Op], how: str) -> N
 
 def test_the_seed_asserts_only_when_asserts_are_live() -> None:
     """Why -O compares only legal streams: there the seed accepts misuse silently."""
-    seed, ours = SeedCache(2), EmbeddingCache(2)
+    seed, ours = seed_cache(2), EmbeddingCache(2)
     for cache in (seed, ours):
         cache.alloc("a", 1)
     with pytest.raises(DuplicateAllocError):
@@ -164,7 +177,7 @@ def test_the_seed_asserts_only_when_asserts_are_live() -> None:
 @pytest.mark.parametrize("n_blocks", [-1, -5])
 def test_negative_count_diverges_from_the_seed_on_purpose(n_blocks: int) -> None:
     """The seed hands out an empty entry for a negative count; ours raises ValueError."""
-    seed = SeedCache(3)
+    seed = seed_cache(3)
     entry = seed.alloc("a", n_blocks)
     assert entry is not None and entry.block_ids == ()
     with pytest.raises(ValueError, match="n_blocks"):

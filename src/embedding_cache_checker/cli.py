@@ -8,6 +8,8 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
+from . import upstream
+
 #: Modules that each register one subcommand with ``add_parser(subparsers)``.
 SUBCOMMAND_MODULES = (
     "embedding_cache_checker.bench.command",
@@ -36,9 +38,15 @@ def _beyond_seed(args: argparse.Namespace) -> bool:
 def missing_requirement(args: argparse.Namespace) -> str | None:
     """One line naming the extra to install when the command's tools are missing, else None."""
     command = args.command
-    if command == "bench" and (getattr(args, "policies", False) or _beyond_seed(args)):
-        # The policy and beyond-seed benches run the default build only
-        # (the policy bench's plot says what it needs).
+    if command == "bench" and _beyond_seed(args):
+        # The beyond-seed sections run the default build only, beside vLLM's own class.
+        try:
+            upstream.locate()
+        except upstream.UpstreamUnavailableError as exc:
+            return f"embedding-cache bench --beyond-seed: {exc}"
+        return None
+    if command == "bench" and getattr(args, "policies", False):
+        # The policy bench runs the default build only (its plot says what it needs).
         return None
     modules, extra = REQUIREMENTS.get(command, ((), ""))
     absent = [m for m in modules if importlib.util.find_spec(m) is None]

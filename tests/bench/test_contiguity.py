@@ -16,10 +16,10 @@ from bench_cli import SEED_CALLS
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.entry import CacheEntry
+from embedding_cache_checker import upstream
 from embedding_cache_checker.bench import (
     contiguity,
     implementations,
-    seed_reference,
     shared_mix,
     streams,
 )
@@ -102,12 +102,14 @@ def _load(name: str) -> ModuleType:
 
 @pytest.mark.skipif(not (SHARED_TOOLS / "compare.py").exists(), reason="no shared tools here")
 def test_the_shared_mix_is_compare_pys_call_for_call() -> None:
-    """compare.py's own generator, driven by the seed, records the same calls and runs."""
+    """compare.py's own generator, driven by the seed (vLLM's installed class, handed to it
+    as the module that defines it), records the same calls and runs."""
     tools = _load("workload")
-    theirs = tools.record(seed_reference, num_blocks=4096, n_ops=12_000, seed=7)
+    seed_module = upstream.load()
+    theirs = tools.record(seed_module, num_blocks=4096, n_ops=12_000, seed=7)
     ours = shared_mix.record(implementations.SEED_FACTORY(4096), 12_000)
     assert [(name, tuple(args)) for name, args in theirs] == ours
-    _, their_runs = tools.replay(seed_reference, theirs, 4096)
+    _, their_runs = tools.replay(seed_module, theirs, 4096)
     result = contiguity.shared(implementations.SEED_FACTORY, n_ops=12_000)
     assert result["runs_per_entry"] == pytest.approx(their_runs)
 

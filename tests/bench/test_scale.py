@@ -6,12 +6,11 @@ and the ratios' arithmetic.
 
 from __future__ import annotations
 
-from typing import cast
-
 import pytest
 
 from embedding_cache import EVICTION_POLICIES
-from embedding_cache_checker.bench import implementations, report, scale, seed_reference, workload
+from embedding_cache.entry import CacheEntry
+from embedding_cache_checker.bench import implementations, report, scale, workload
 
 
 def test_rows_per_implementation_and_size_with_ratios_to_the_smallest() -> None:
@@ -44,12 +43,19 @@ def test_windows_follow_the_warm_up_and_each_other() -> None:
     script = workload.record(256, 3 * 200, seed=2)
     calls: list[tuple[str]] = []
 
-    class Spy(implementations.SeedCache):
-        def get(self, key: str) -> seed_reference.CacheEntry | None:
-            calls.append((key,))
-            return super().get(key)
+    def spy(num_blocks: int) -> workload.Cache:
+        """The seed's cache, its ``get`` shadowed on the instance by one that logs the key."""
+        cache = implementations.seed_cache(num_blocks)
+        seeds_get = cache.get
 
-    runs, kinds = scale.time_windows([script], cast(implementations.Factory, Spy), 200, 2)
+        def get(key: str) -> CacheEntry | None:
+            calls.append((key,))
+            return seeds_get(key)
+
+        vars(cache)["get"] = get
+        return cache
+
+    runs, kinds = scale.time_windows([script], spy, 200, 2)
     assert len(runs[0]) == 2 and set(kinds[0]) <= {*report.OPERATIONS, "has_held_entries"}
     gets = [args for op, args in script.ops if op == "get"]
     assert calls == gets  # every get of warm-up + 3 windows, once, in order

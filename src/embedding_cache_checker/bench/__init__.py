@@ -11,7 +11,8 @@ what is measured from the runtime's registries (``EVICTION_POLICIES``,
 (``streams``), per-op cost (``policy_costs``); ``plot`` draws its miss-ratio
 curve.
 ``beyond`` runs ``bench --beyond-seed``: the package beside the seed's class
-(``seed_reference``, ``implementations``) on construction time, memory,
+(vLLM's own, from the installed ``vllm==0.33.0``: ``embedding_cache_checker.upstream``,
+``implementations``) on construction time, memory,
 block contiguity (``contiguity``, on compare.py's op mix: ``shared_mix``),
 speed (``seed_speed``) and per-op cost against pool size (``scale``).
 This is a benchmark for users, not a test: nothing here asserts a speed.

@@ -10,7 +10,8 @@ Sections (each can be asked for alone; ``SECTIONS`` is their order):
   (``seed_speed``);
 - ``scale``: per-op cost at pool sizes 2**10 .. 2**20, per policy (``scale``).
 
-Every section measures the seed's class (``seed_reference``, a verbatim copy)
+Every section measures the seed's class (vLLM's own, loaded from the installed
+``vllm==0.33.0`` by ``embedding_cache_checker.upstream``)
 and the package side by side in this process, and reports ratios; ``targets``
 sets the figures against the project's goals. Reported, never asserted.
 """

@@ -12,6 +12,7 @@ from typing import Any
 
 from embedding_cache.build import BUILD_NAME
 
+from .. import upstream
 from . import (
     beyond,
     connector_report,
@@ -90,7 +91,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             f"pools plus the table pools, {policies.DEFAULT_REPEAT} timing rounds: about "
             "2-3 minutes on 2 cores (the simulations use --jobs processes; the timing runs "
             "after them, alone). --builds does not apply. "
-            "--beyond-seed: the running build beside the seed's class (a verbatim copy), "
+            "--beyond-seed: the running build beside the seed's class (vLLM's own, from the "
+            "installed vllm==0.33.0: pip install -e '.[vllm]'), "
             "every policy, side by side in this process, as ratios: construction time of a "
             "--construction-blocks pool; tracemalloc bytes per block of an empty pool and per "
             "live entry; runs of consecutive block ids per multi-block entry on compare.py's "
@@ -413,8 +415,8 @@ def run_beyond_seed(args: argparse.Namespace, sections: tuple[str, ...]) -> int:
     )
     result = beyond.measure(options, progress=_progress)
     result["notes"] = [
-        "every figure is measured in this process, the seed's class (a verbatim copy in "
-        "embedding_cache_checker.bench.seed_reference) and the package alternating; timings "
+        "every figure is measured in this process, the seed's class (vLLM's own, from the "
+        f"installed vllm=={upstream.VLLM_VERSION}) and the package alternating; timings "
         "are this thread's CPU time, so other processes on the machine disturb them less",
         "the shared op mix is the project's measuring tool's (compare.py), reproduced call for "
         "call by embedding_cache_checker.bench.shared_mix; 'seed's stream: yes' = fed exactly "

@@ -6,8 +6,9 @@ Every policy the bench measures comes from ``embedding_cache.EVICTION_POLICIES``
 ratios are taken against. For ``bench --beyond-seed``, an implementation is a
 name and a factory ``num_blocks -> fresh cache`` (``factories``):
 
-- ``"seed"``: the seed's own class (``seed_reference``, copied verbatim, with a
-  length and a pool size added for the drivers);
+- ``"seed"``: the seed's own class, vLLM's ``EmbeddingCache`` from the installed
+  ``vllm==0.33.0`` (``embedding_cache_checker.upstream``, loaded on first use), with a
+  length and a pool size added for the drivers;
 - ``"<policy>"``: ``EmbeddingCache(n, eviction=policy)`` of the running build,
   with the default allocator (``free_blocks.DEFAULT_ALLOCATOR``);
 - ``"<policy>/<allocator>"``: the same with another allocator from
@@ -18,13 +19,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import cast
+from typing import Protocol, cast
 
 from embedding_cache import ADMISSION_FILTERS, ALLOCATORS, EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.policies import FifoPolicy
 
-from . import seed_reference, workload
+from .. import upstream
+from . import workload
 
 #: The name the seed's class is reported under.
 SEED = "seed"
@@ -80,13 +82,21 @@ def cache_factory(name: str) -> Factory:
     return functools.partial(EmbeddingCache, eviction=policy, admission=door)
 
 
-class SeedCache(seed_reference.EmbeddingCache):
-    """The seed's class, plus the two read-only queries the bench's drivers use.
+class SeedCache(upstream.UpstreamCache, Protocol):
+    """The seed's class (``seed_class``): vLLM's, plus the two read-only queries the
+    bench's drivers use."""
 
-    ``__len__`` (live entries) and ``num_blocks`` (pool size) read the seed's
-    own fields; every operation is the seed's, inherited unchanged, so timings,
-    contiguity and memory are the seed's.
-    """
+    @property
+    def num_blocks(self) -> int: ...
+    def __len__(self) -> int: ...
+
+
+class _SeedQueries:
+    """``__len__`` (live entries) and ``num_blocks`` (pool size), read from the seed's
+    own fields; mixed after vLLM's class, so every operation stays the seed's."""
+
+    _num_blocks: int
+    _entries: dict[str, upstream.UpstreamEntry]
 
     @property
     def num_blocks(self) -> int:
@@ -98,9 +108,34 @@ class SeedCache(seed_reference.EmbeddingCache):
         return len(self._entries)
 
 
-#: The seed's class as a factory. Its entries are the seed's own ``CacheEntry``
-#: (same attributes, another class), hence the cast to the bench's ``Cache``.
-SEED_FACTORY = cast(Factory, SeedCache)
+@functools.cache
+def seed_class() -> type[SeedCache]:
+    """vLLM's ``EmbeddingCache`` with ``_SeedQueries`` mixed in, built once, on first use.
+
+    Every operation is vLLM's, inherited unchanged, so timings, contiguity and memory
+    are the seed's.
+
+    Raises:
+        upstream.UpstreamUnavailableError: vllm==0.33.0 is not installed (the message
+            names the install command).
+    """
+    base = upstream.embedding_cache_class()
+    made = type("SeedCache", (base, _SeedQueries), {"__module__": __name__})
+    return cast("type[SeedCache]", made)
+
+
+def seed_cache(num_blocks: int) -> workload.Cache:
+    """A fresh cache of the seed's class (``seed_class``). Its entries are vLLM's own
+    ``CacheEntry`` (same attributes, another class), hence the cast to ``Cache``.
+
+    Raises:
+        upstream.UpstreamUnavailableError: as ``seed_class``.
+    """
+    return cast(workload.Cache, seed_class()(num_blocks))
+
+
+#: The seed's class as a factory (loads vLLM's class on its first call, not before).
+SEED_FACTORY: Factory = seed_cache
 
 
 def name(policy: str, allocator: str = DEFAULT_ALLOCATOR, contiguity: int = 0) -> str:
@@ -131,12 +166,15 @@ def factories(
 
     Raises:
         ValueError: a name is not in ``EVICTION_POLICIES``, or not in ``ALLOCATORS``.
+        upstream.UpstreamUnavailableError: ``with_seed`` and vllm==0.33.0 is not installed.
     """
     chosen = policy_names() if names is None else tuple(names)
     kinds = allocator_names() if allocators is None else tuple(allocators)
     unknown = [kind for kind in kinds if kind not in ALLOCATORS]
     if unknown:
         raise ValueError(f"unknown allocator(s) {unknown}; choose from {', '.join(ALLOCATORS)}")
+    if with_seed:
+        seed_class()  # vLLM's class is loaded now, never inside a timed or traced call
     out: dict[str, Factory] = {SEED: SEED_FACTORY} if with_seed else {}
     for policy in chosen:
         cache_factory(policy)  # raises ValueError for an unknown policy

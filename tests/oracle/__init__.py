@@ -1,1 +1,0 @@
-"""Test oracles: reference implementations the tests compare against (never shipped)."""
