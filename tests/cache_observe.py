@@ -3,7 +3,7 @@
 ``observe`` is what the "state unchanged after an error" checks compare
 (MisuseUnchangedProp): every entry's pin count and block ids (and the entry
 object's identity), the free stack in order, the eviction policy's variables
-(``EvictionPolicy.abstract``: fifo's queue, gdsf's priorities and clock,
+(``PolicyChecks.abstract``: fifo's queue, gdsf's priorities and clock,
 s3fifo's queues, ghost and counters), the evictable counter and
 ``has_held_entries()``.
 
@@ -58,7 +58,7 @@ def observe(cache: EmbeddingCache) -> Observation:
 
 
 def policy_vars(cache: EmbeddingCache) -> dict[str, Any]:
-    """The policy's variables as its TLA+ module names them (``EvictionPolicy.abstract``)."""
+    """The policy's variables as its TLA+ module names them (``PolicyChecks.abstract``)."""
     return state_of(cache).checks.abstract()
 
 

@@ -1,4 +1,4 @@
-"""Each policy's own invariant check (``EvictionPolicy.check``) names what is broken.
+"""Each policy's own invariant check (``PolicyChecks.check``) names what is broken.
 
 The sweep (``invariants.evictable_set_inv``) tests the generic half of
 EvictableSetInv before it asks the policy, so a broken policy structure that

@@ -7,7 +7,7 @@ policy's ordering rule, all written from the spec and sharing no code with
 the cache) through every operation, misuse included. After each step it
 compares return values, raised errors and the abstract state
 (``abstraction.abstract_state``: entries, pins, block counts, free count,
-held, and the policy's variables from ``EvictionPolicy.abstract`` against
+held, and the policy's variables from ``PolicyChecks.abstract`` against
 the policy model's own); the full invariant sweep (``cache.check()``) runs
 after every step too, in every build. Rules are named after the methods;
 each docstring names the TLA+ action it exercises.

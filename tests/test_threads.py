@@ -12,7 +12,7 @@ leaked (free + owned == N), nothing is held, and no worker saw an error.
 Run once per policy (``cache_observe.POLICY_CASES``: every registered policy,
 and gdsf with small parameters): the policies' hooks run under the cache's
 lock like the rest of a transition, and the sweep ends with each policy's own
-invariants (``EvictionPolicy.check``: EvictableSetInv first).
+invariants (``PolicyChecks.check``: EvictableSetInv first).
 """
 
 from __future__ import annotations

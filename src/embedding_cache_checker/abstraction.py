@@ -60,7 +60,7 @@ class AbstractState(NamedTuple):
 
 
 def policy_view(variables: Mapping[str, Any]) -> PolicyView:
-    """A policy's variables (``EvictionPolicy.abstract``) in hashable, canonical form."""
+    """A policy's variables (``PolicyChecks.abstract``) in hashable, canonical form."""
     return tuple(sorted((name, _hashable(value)) for name, value in variables.items()))
 
 

@@ -9,7 +9,7 @@ implementation's data structures would agree with its bugs.
   calling a policy model's hooks on the events the draft names;
 * one module per policy, named after it (``fifo``, ``gdsf``, ...), whose
   ``MODEL`` is one deliberately simple model of that ordering rule, with the
-  variables the policy's TLA+ module (and ``EvictionPolicy.abstract``) names.
+  variables the policy's TLA+ module (and ``PolicyChecks.abstract``) names.
 
 ``REFERENCE_MODELS`` maps each policy name of the registry
 (``embedding_cache.EVICTION_POLICIES``, the one list of policies; only its

@@ -48,5 +48,5 @@ class PolicyModel:
         raise NotImplementedError
 
     def variables(self) -> dict[str, Any]:
-        """The policy's variables, named and shaped as ``EvictionPolicy.abstract`` gives them."""
+        """The policy's variables, named and shaped as ``PolicyChecks.abstract`` gives them."""
         raise NotImplementedError

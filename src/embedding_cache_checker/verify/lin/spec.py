@@ -73,7 +73,7 @@ def fingerprint(s: CacheState) -> Hashable:
 
     The free stack in order (it decides which ids an alloc takes), every entry
     with its pin count and block ids, the evictable-block counter, the
-    policy's variables (``EvictionPolicy.abstract``, which decides its
+    policy's variables (``PolicyChecks.abstract``, which decides its
     victims), and the lease book: every live lease (id, key, deadline), the
     deadline heap (stale pairs too: they decide whether a call reads the
     clock) and the last expiry time.
