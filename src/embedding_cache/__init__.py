@@ -29,7 +29,14 @@ from .errors import (
 )
 from .free_blocks import ALLOCATORS
 from .leases import Lease
-from .policies import EVICTION_POLICIES, EvictionPolicy, FifoPolicy, GdsfPolicy, S3FifoPolicy
+from .policies import (
+    EVICTION_POLICIES,
+    EvictionPolicy,
+    FifoPolicy,
+    GdsfPolicy,
+    S3FifoPolicy,
+    SievePolicy,
+)
 
 __all__ = [
     "ADMISSION_FILTERS",
@@ -57,6 +64,7 @@ __all__ = [
     "NotPinnedError",
     "NotReadyError",
     "S3FifoPolicy",
+    "SievePolicy",
     "UnknownKeyError",
 ]
 

@@ -22,6 +22,7 @@ from .base import EvictionPolicy, Hooks, MoreVictims, PolicyChecks, SizeOf, Vict
 from .fifo import FifoPolicy
 from .gdsf import GdsfPolicy
 from .s3fifo import S3FifoPolicy
+from .sieve import SievePolicy
 
 #: The policy a cache uses unless told otherwise: the seed's.
 DEFAULT_POLICY = FifoPolicy.name
@@ -97,6 +98,7 @@ __all__ = [
     "PolicyChecks",
     "PolicySpec",
     "S3FifoPolicy",
+    "SievePolicy",
     "SizeOf",
     "VictimPlan",
     "make_policy",
