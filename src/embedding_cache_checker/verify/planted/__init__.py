@@ -5,25 +5,28 @@ shown on are listed once, here, as ``PlantedBug`` entries in ``PLANTED``; the
 contract tests, the stateful and differential tests, CrossHair, the
 state-graph replay and trace validation all take them from this list.
 
-Two kinds:
+Four kinds (``bug.Kind``), three of them in ``PLANTED``:
 
-* ``kind="transition"``, ``policy=None``: a broken copy of one transition of
-  the shared core (``planted.core``), wearing the real contract. It talks to
-  the policy only through the hooks, so it is a bug under every policy
-  (``bug.policies()`` is every name in ``EVICTION_POLICIES``).
+* ``kind="transition"``: a broken copy of one transition, wearing the real
+  contract: of the shared core (``planted.core``), of a lease transition
+  (``planted.leases``), or of alloc's admission step or contiguity loop
+  (``planted.admission``, ``planted.contiguity``, ``planted.combined``).
+  With ``policy=None`` it talks to the policy only through the hooks, so it
+  is a bug under every policy (``bug.policies()`` is every name in
+  ``EVICTION_POLICIES``); one contiguity bug takes fifo's newest entry, so
+  its ``policy`` is "fifo".
 * ``kind="policy"``, ``policy`` a name of ``EVICTION_POLICIES``: a broken
   subclass of that policy (``bug.broken_policy``, in ``planted.<policy>``,
   whose ``BUGS`` holds its entries) whose order rule is wrong; the
   transitions are the real ones. ``transition`` names the
   operation whose call shows it (whose contract reports it; the CrossHair
   target).
-
 * ``kind="admission"``, ``policy=None``: a broken subclass of an admission
   filter (``bug.broken_admission``, in ``planted.admission``), run with the
-  real transitions; ``planted.admission`` also holds ``kind="transition"``
-  bugs of alloc's admission step. Each runs with ``bug.admission``'s filter.
+  real transitions. It, and the transition bugs of ``planted.admission``,
+  run with ``bug.admission``'s filter.
 
-And, kept apart in ``QUERY_BUGS`` (not in ``PLANTED``): ``kind="query"``,
+The fourth, kept apart in ``QUERY_BUGS`` (not in ``PLANTED``): ``kind="query"``,
 ``policy=None``: a wrong answer from a query (``has_held_entries``) over a
 well-formed state. Every layer of ``LAYERS`` reads the state itself (through
 ``abstraction.abstract_state``, which asks the real query), so all are
