@@ -1,8 +1,8 @@
 """Test helpers: a full observable snapshot of a cache, builders of entry states, policies.
 
 ``observe`` is what the "state unchanged after an error" checks compare
-(MisuseUnchangedProp): every entry's pin count and block ids (and the entry
-object's identity), the free stack in order, the eviction policy's variables
+(MisuseUnchangedProp): every entry's pin count, block ids and shape (and the
+entry object's identity), the free stack in order, the eviction policy's variables
 (``PolicyChecks.abstract``: fifo's queue, gdsf's priorities and clock,
 s3fifo's queues, ghost and counters), the evictable counter and
 ``has_held_entries()``.
@@ -34,7 +34,9 @@ class Observation(NamedTuple):
 
     num_blocks: int
     free: tuple[int, ...]
-    entries: tuple[tuple[str, int, tuple[int, ...], int], ...]  # key, pins, ids, id(entry)
+    #: key, pins, ids, shape, id(entry): the shape before the identity, so that
+    #: ``e[:3]`` stays what a cache's blocks decide and ``e[:4]`` all a caller reads.
+    entries: tuple[tuple[str, int, tuple[int, ...], tuple[int, int] | None, int], ...]
     policy: PolicyView
     evictable_blocks: int
     held: bool
@@ -48,7 +50,8 @@ def observe(cache: EmbeddingCache) -> Observation:
         num_blocks=cache.num_blocks,
         free=tuple(s.free),
         entries=tuple(
-            (k, e.pin_count, tuple(e.block_ids), id(e)) for k, e in sorted(s.entries.items())
+            (k, e.pin_count, tuple(e.block_ids), e.shape, id(e))
+            for k, e in sorted(s.entries.items())
         ),
         policy=policy_view(s.checks.abstract()),
         evictable_blocks=s.evictable_blocks,

@@ -35,6 +35,8 @@ from cache_observe import (
 
 import embedding_cache
 from embedding_cache import (
+    ADMISSION_FILTERS,
+    ALLOCATORS,
     EVICTION_POLICIES,
     AlreadyReadyError,
     CacheEntry,
@@ -51,6 +53,8 @@ from embedding_cache import (
     UnknownKeyError,
     transitions,
 )
+from embedding_cache_checker.tracing import TracedEmbeddingCache
+from embedding_cache_checker.verify.lin import MUTANTS
 
 
 @pytest.fixture(params=list(EVICTION_POLICIES))
@@ -653,6 +657,255 @@ def test_a_cache_keeps_working_after_every_kind_of_error(eviction: str) -> None:
     cache.unpin("b")
     assert not cache.has_held_entries()
     cache.check()
+
+
+# ---------------------------------------------------------------- the shape (vLLM 0.33)
+
+
+class _Size(tuple[int, ...]):
+    """A tuple subclass, as ``torch.Size`` is."""
+
+    __slots__ = ()
+
+
+class _Index:
+    """An int-like (``__index__``), as a numpy integer is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+
+#: (allocator, admission, contiguity)
+Options = tuple[str, str | None, int]
+
+
+def _options() -> list[Options]:
+    """Every allocator, with and without every admission filter; contiguity where allowed."""
+    found: list[Options] = []
+    for allocator in ALLOCATORS:
+        for admission in [None, *ADMISSION_FILTERS]:
+            found.append((allocator, admission, 0))
+            if allocator == "extents":
+                found.append((allocator, admission, 2))
+    return found
+
+
+def _alloc_admitted(
+    cache: EmbeddingCache, key: str, n_blocks: int, shape: tuple[int, int] | None
+) -> CacheEntry:
+    """``alloc``, asked twice when a filter declines the first ask (it admits the second)."""
+    entry = cache.alloc(key, n_blocks, shape)
+    if entry is None and cache.admission is not None:
+        assert cache.get(key) is None
+        entry = cache.alloc(key, n_blocks, shape)
+    assert entry is not None, f"alloc({key!r}, {n_blocks}) did not fit"
+    return entry
+
+
+def _shapes_of(cache: EmbeddingCache) -> dict[str, tuple[int, int] | None]:
+    return {key: entry.shape for key, entry in cache._state.entries.items()}
+
+
+@pytest.mark.parametrize("options", _options(), ids=repr)
+def test_the_shape_is_kept_and_returned_under_every_option(options: Options, eviction: str) -> None:
+    """Each entry keeps its own shape through allocs that evict others (and, with
+    contiguity, extra victims); get, pin_if_ready and a lease return it."""
+    allocator, admission, contiguity = options
+    cache = EmbeddingCache(
+        8, eviction, allocator=allocator, admission=admission, contiguity=contiguity
+    )
+    shapes = {f"k{i}": (i + 1, 16 * (i + 1)) for i in range(12)}
+    for i, (key, shape) in enumerate(shapes.items()):
+        entry = _alloc_admitted(cache, key, 1 + i % 3, shape)
+        assert entry.shape is shape  # a plain tuple of plain ints: kept as given
+        assert cache.get(key) is entry
+        cache.mark_ready(key)
+        assert all(shape == shapes[k] for k, shape in _shapes_of(cache).items())
+    assert len(cache) < len(shapes)  # the pool turned over: some were evicted
+    for key in list(cache._state.entries):
+        got = cache.get(key)
+        assert got is not None and got.shape == shapes[key]
+        hit = cache.pin_if_ready(key)
+        assert hit is got and hit.shape == shapes[key]
+        lease = cache.lease(key, 5.0)
+        assert lease is not None and lease.held and lease.shape == shapes[key]
+        assert lease.release()
+        cache.unpin(key)
+    cache.check()
+
+
+def test_an_evicted_or_discarded_key_comes_back_with_its_new_shape(eviction: str) -> None:
+    cache = EmbeddingCache(2, eviction=eviction)
+    first = cache.alloc("a", 2, (1, 1))
+    assert first is not None
+    cache.mark_ready("a")
+    with pytest.raises(DuplicateAllocError):
+        cache.alloc("a", 2, (9, 9))
+    assert first.shape == (1, 1)  # a refused alloc leaves the live entry's shape alone
+    b = cache.alloc("b", 2, (5, 6))  # evicts a
+    assert b is not None and b.shape == (5, 6) and cache.get("a") is None
+    cache.discard("b")
+    again = cache.alloc("b", 2)
+    assert again is not None and again.shape is None  # nothing of the discarded entry's
+    a = cache.alloc("a", 0, (7, 8))
+    assert a is not None and a.shape == (7, 8)
+    assert first.shape == (1, 1) and b.shape == (5, 6)  # detached entries keep their own
+
+
+def test_the_shape_defaults_to_none_as_upstream() -> None:
+    cache = EmbeddingCache(4)
+    assert put_not_ready(cache, "a", 1).shape is None
+    entry = cache.alloc("b", 1, None)
+    assert entry is not None and entry.shape is None
+    assert CacheEntry((0,)).shape is None and CacheEntry((0,), (2, 3)).shape == (2, 3)
+    # vLLM's scheduler passes it third, positionally: the parameter is upstream's.
+    params = inspect.signature(EmbeddingCache.alloc).parameters
+    assert list(params) == ["self", "key", "n_blocks", "shape"]
+    assert params["shape"].default is None
+    assert params["shape"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert "shape" in CacheEntry.__slots__ and "shape" in embedding_cache.Lease.__slots__
+    assert not hasattr(entry, "__dict__")
+
+
+@pytest.mark.parametrize(
+    ("shape", "stored"),
+    [
+        ((0, 0), (0, 0)),
+        ((3, 4), (3, 4)),
+        ((10**30, 1), (10**30, 1)),  # not checked against n_blocks
+        (_Size((3, 4)), (3, 4)),
+        ((_Index(3), _Index(4)), (3, 4)),
+        ((True + 2, 4), (3, 4)),  # an int computed from a bool is a plain int
+    ],
+    ids=repr,
+)
+def test_a_well_formed_shape_is_stored_as_plain_ints(shape: object, stored: object) -> None:
+    """A plain tuple of plain ints is kept as given (the same object), as upstream;
+    any other accepted shape becomes a new plain tuple of plain ints."""
+    cache = EmbeddingCache(4)
+    entry = cache.alloc("a", 1, shape)  # type: ignore[arg-type]
+    assert entry is not None and entry.shape == stored
+    assert type(entry.shape) is tuple and all(type(d) is int for d in entry.shape)
+    plain = type(shape) is tuple and all(type(d) is int for d in shape)
+    assert (entry.shape is shape) == plain
+    assert repr(entry) == f"CacheEntry(block_ids=(3,), shape={stored!r}, state='not-ready')"
+
+
+#: (shape, error class, exact message): spec/MISUSE.md section 4.5.
+BAD_SHAPES: list[tuple[object, type[Exception], str]] = [
+    ([3, 4], TypeError, "shape must be None or a tuple of 2 ints, not list"),
+    ("34", TypeError, "shape must be None or a tuple of 2 ints, not str"),
+    (3, TypeError, "shape must be None or a tuple of 2 ints, not int"),
+    ({3: 4}, TypeError, "shape must be None or a tuple of 2 ints, not dict"),
+    ((), ValueError, "shape must have 2 dimensions (rows, width), got 0"),
+    ((3,), ValueError, "shape must have 2 dimensions (rows, width), got 1"),
+    ((3, 4, 5), ValueError, "shape must have 2 dimensions (rows, width), got 3"),
+    ((3.0, 4, 5), ValueError, "shape must have 2 dimensions (rows, width), got 3"),
+    ((3.0, 4), TypeError, "shape[0] must be an int, not float"),
+    ((3, 4.0), TypeError, "shape[1] must be an int, not float"),
+    ((True, 4), TypeError, "shape[0] must be an int, not bool"),
+    ((3, False), TypeError, "shape[1] must be an int, not bool"),
+    ((3, "4"), TypeError, "shape[1] must be an int, not str"),
+    ((None, 4), TypeError, "shape[0] must be an int, not NoneType"),
+    ((-1, 4.0), TypeError, "shape[1] must be an int, not float"),
+    ((-1, 4), ValueError, "shape[0] must be >= 0, got -1"),
+    ((3, -2), ValueError, "shape[1] must be >= 0, got -2"),
+    ((-1, -2), ValueError, "shape[0] must be >= 0, got -1"),
+    ((_Index(-5), 4), ValueError, "shape[0] must be >= 0, got -5"),
+    (_Size((3, -1)), ValueError, "shape[1] must be >= 0, got -1"),
+]
+
+
+@pytest.mark.parametrize(("shape", "error", "message"), BAD_SHAPES, ids=repr)
+@pytest.mark.parametrize("key", ["new", "n", "k", "p"])  # absent, not-ready, ready, pinned
+def test_a_bad_shape_raises_and_changes_nothing(
+    key: str, shape: object, error: type[Exception], message: str, eviction: str
+) -> None:
+    """The typed error, exactly, before the key's state is looked at; the whole
+    observable state, the leases included, as before (MisuseUnchangedProp)."""
+    cache = EmbeddingCache(8, eviction=eviction, clock=lambda: 100.0)
+    _ready(cache)
+    put_pinned(cache, "p", 1)
+    lease = cache.lease("k", 5.0)
+    assert lease is not None and lease.held
+    book = cache._state.leases
+    before = observe(cache), sorted(book.live), list(book.heap), dict(book.per_key), book.next_id
+    with pytest.raises(error) as info:
+        cache.alloc(key, 2, shape)  # type: ignore[arg-type]
+    assert type(info.value) is error
+    assert str(info.value) == f"EmbeddingCache.alloc: {message}"
+    after = observe(cache), sorted(book.live), list(book.heap), dict(book.per_key), book.next_id
+    assert after == before
+    cache.check()
+
+
+def test_the_earlier_arguments_decide_over_a_bad_shape_and_the_shape_over_the_state() -> None:
+    """SPEC.md section 3's order: key, n_blocks, shape, then duplicate, capacity, fail-fast."""
+    cache = EmbeddingCache(4)
+    put_pinned(cache, "p", 1)
+    put_ready(cache, "r", 1)
+    before = observe(cache)
+    alloc: Callable[..., object] = cache.alloc  # called with arguments of every type
+    cases: list[tuple[Callable[[], object], type[Exception], str]] = [
+        (lambda: alloc(1, 1, [3, 4]), TypeError, "key must be a str, not int"),
+        (lambda: alloc("x", True, (3,)), TypeError, "n_blocks must be an int, not bool"),
+        (lambda: alloc("x", -1, (3,)), ValueError, "n_blocks must be >= 0, got -1"),
+        (lambda: alloc("p", 1, (3,)), ValueError, "shape must have 2 dimensions"),
+        (lambda: alloc("x", 5, (-1, 1)), ValueError, "shape[0] must be >= 0"),
+        (lambda: alloc("x", 4, (1.5, 1)), TypeError, "shape[0] must be an int"),
+        (lambda: alloc("p", 1, (3, 4)), DuplicateAllocError, "duplicate alloc"),
+        (lambda: alloc("x", 5, (3, 4)), CapacityError, "capacity exceeded"),
+    ]
+    for call, error, phrase in cases:
+        with pytest.raises(error) as info:
+            call()
+        assert type(info.value) is error and phrase in str(info.value), str(info.value)
+        assert observe(cache) == before
+    assert cache.alloc("x", 4, (3, 4)) is None  # fails fast: p is pinned; nothing kept
+    assert observe(cache) == before
+
+
+def test_a_declined_alloc_keeps_no_shape() -> None:
+    cache = EmbeddingCache(2, admission="doorkeeper")
+    put_ready(cache, "a", 2)
+    assert cache.alloc("b", 1, (3, 4)) is None  # would evict a: declined on first ask
+    assert cache.get("b") is None and cache.get("a") is not None
+    entry = cache.alloc("b", 1, (5, 6))  # the second ask is admitted, with its own shape
+    assert entry is not None and entry.shape == (5, 6)
+
+
+def test_a_not_ready_lease_and_copies_carry_the_shape() -> None:
+    """A lease on a save in flight carries the shape too (it holds no pin); the state's
+    copy (replay, the linearizability model) keeps every entry's and lease's shape."""
+    cache = EmbeddingCache(4, clock=lambda: 100.0)
+    cache.alloc("a", 1, (3, 4))
+    cache.alloc("b", 1)
+    pending = cache.lease("a", 5.0)
+    assert pending is not None and not pending.ready and pending.shape == (3, 4)
+    cache.mark_ready("a")
+    held = cache.lease("a", 5.0)
+    assert held is not None and held.held and held.shape == (3, 4)
+    twin = cache._state.copy()
+    assert {k: e.shape for k, e in twin.entries.items()} == {"a": (3, 4), "b": None}
+    assert [lease.shape for lease in twin.leases.live.values()] == [(3, 4)]
+
+
+def test_the_cache_wrappers_take_the_shape() -> None:
+    """The traced cache (trace validation) and the linearizability mutants inherit or
+    mirror alloc: each takes the shape third, keeps it, and refuses a bad one."""
+    classes: list[type[EmbeddingCache]] = [TracedEmbeddingCache, *MUTANTS.values()]
+    for cls in classes:
+        cache = cls(4)
+        entry = cache.alloc("a", 1, (3, 4))
+        assert entry is not None and entry.shape == (3, 4), cls.__name__
+        with pytest.raises(ValueError, match=r"shape\[0\] must be >= 0"):
+            cache.alloc("b", 1, (-1, 4))
+        assert cache.get("b") is None, cls.__name__
 
 
 # ---------------------------------------------------------------- each policy's order

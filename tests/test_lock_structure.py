@@ -161,6 +161,7 @@ SCRIPT: list[Step] = [
     ("discard", lambda c: c.discard("b"), UnknownKeyError),
     ("pin_if_ready", lambda c: c.pin_if_ready("b"), None),  # absent
     ("unpin", lambda c: c.unpin("b"), UnknownKeyError),
+    ("alloc", lambda c: c.alloc("s", 0, (2, 3)), None),  # the shape, set in the same section
     ("check", lambda c: c.check(), None),
     ("__len__", lambda c: len(c), None),
     ("__repr__", lambda c: repr(c), None),

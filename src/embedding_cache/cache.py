@@ -147,15 +147,43 @@ class EmbeddingCache:
                 self._expire_due()
             return self._ops.has_held_entries(self._state)
 
-    def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
         """Allocate ``n_blocks`` for ``key``, evicting as needed; None if they cannot fit.
 
-        O(n_blocks log n_blocks + blocks evicted). See ``transitions.alloc``.
+        ``shape``, ``(rows, width)`` of the encoder output the blocks will hold, or
+        None (the default), is kept on the new entry (``CacheEntry.shape``) for a load
+        to read back; nothing the cache decides depends on it, and it is not checked
+        against ``n_blocks`` (the cache knows no dtype or block size).
+
+        O(n_blocks log n_blocks + blocks evicted), plus O(1) for the shape check.
+        See ``transitions.alloc``.
+
+        Raises:
+            TypeError: ``key`` is not a str; ``n_blocks`` is not an int (or is a
+                bool); ``shape`` is neither None nor a tuple, or a dimension is not
+                an int (or is a bool).
+            ValueError: ``n_blocks`` is negative; ``shape`` has not 2 dimensions,
+                or one is negative.
+            DuplicateAllocError, CapacityError: as ``transitions.alloc``.
+            The checks run in that order (key, n_blocks, shape, then the key's
+            state), each before anything changes (spec/SPEC.md section 3).
         """
         with self._lock:
             if self._heap:
                 self._expire_due()
-            return self._ops.alloc(self._state, key, n_blocks)
+            if shape is None:
+                return self._ops.alloc(self._state, key, n_blocks)
+            # Checked before the transition, so a bad shape changes nothing; set on the
+            # entry it returns under the same lock, so no caller sees it without one.
+            # The transition keeps its (state, key, n_blocks) signature: tracing, the
+            # planted bugs, the contracts and the TLA+ conformance checks hook into it.
+            dims = transitions.alloc_shape(key, n_blocks, shape)
+            entry = self._ops.alloc(self._state, key, n_blocks)
+            if entry is not None:
+                entry.shape = dims
+            return entry
 
     def mark_ready(self, key: str) -> None:
         """Mark an entry as ready (data is CPU-visible); it becomes evictable. O(1)."""

@@ -7,13 +7,20 @@ NOT_READY = -1
 
 
 class CacheEntry:
-    """A single cache entry. Read ``.block_ids`` and ``.ready`` freely;
-    mutations only through EmbeddingCache methods."""
+    """A single cache entry. Read ``.block_ids``, ``.shape`` and ``.ready`` freely;
+    mutations only through EmbeddingCache methods.
 
-    __slots__ = ("_pin_count", "block_ids")
+    ``shape`` is the encoder output the blocks hold, ``(rows, width)``, or None:
+    payload the cache keeps so that a load can restore the output (vLLM 0.33's
+    ``CacheEntry.shape``). No transition reads it (spec/SPEC.md section 4.1).
+    """
 
-    def __init__(self, block_ids: tuple[int, ...]) -> None:
+    __slots__ = ("_pin_count", "block_ids", "shape")
+
+    def __init__(self, block_ids: tuple[int, ...], shape: tuple[int, int] | None = None) -> None:
         self.block_ids = block_ids
+        #: (rows, width) of the encoder output the blocks hold, or None (not given).
+        self.shape = shape
         # -1: not ready; 0: ready and evictable; k > 0: ready and pinned k times.
         self._pin_count = NOT_READY
 
@@ -52,4 +59,6 @@ class CacheEntry:
         return f"pinned({self._pin_count})"
 
     def __repr__(self) -> str:
-        return f"CacheEntry(block_ids={self.block_ids!r}, state={self.state_name()!r})"
+        # The shape only when there is one: an entry without keeps the repr it always had.
+        shape = "" if self.shape is None else f", shape={self.shape!r}"
+        return f"CacheEntry(block_ids={self.block_ids!r}{shape}, state={self.state_name()!r})"

@@ -47,10 +47,11 @@ def lease(
     lease_id = book.next_id
     book.next_id = lease_id + 1
     if entry._pin_count < 0:
-        return Lease(owner, book, lease_id, key, entry.block_ids, None)
+        return Lease(owner, book, lease_id, key, entry.block_ids, None, entry.shape)
     deadline = now + seconds
     pin_step(s, key, entry)
-    granted = Lease(owner, book, lease_id, key, entry.block_ids, deadline)
+    # The shape is copied as the block ids are: payload for the load, read by nothing here.
+    granted = Lease(owner, book, lease_id, key, entry.block_ids, deadline, entry.shape)
     book.live[lease_id] = granted
     book.per_key[key] = book.per_key.get(key, 0) + 1
     heapq.heappush(book.heap, (deadline, lease_id))

@@ -28,11 +28,23 @@ class Lease:
     """One pin of ``key``'s entry, held until ``deadline`` or until released.
 
     ``ready`` is False when the key was present but not ready: such a lease
-    holds nothing and has no deadline. Read the attributes freely; change it
-    only through ``release`` and ``renew`` (or the cache's expiry).
+    holds nothing and has no deadline. ``block_ids`` and ``shape`` are the
+    entry's, as ``CacheEntry`` has them, for the load the lease was taken for.
+    Read the attributes freely; change it only through ``release`` and
+    ``renew`` (or the cache's expiry).
     """
 
-    __slots__ = ("_book", "_deadline", "_held", "_id", "_owner", "block_ids", "key", "ready")
+    __slots__ = (
+        "_book",
+        "_deadline",
+        "_held",
+        "_id",
+        "_owner",
+        "block_ids",
+        "key",
+        "ready",
+        "shape",
+    )
 
     def __init__(
         self,
@@ -42,6 +54,7 @@ class Lease:
         key: str,
         block_ids: tuple[int, ...],
         deadline: float | None,
+        shape: tuple[int, int] | None = None,
     ) -> None:
         self._owner = owner
         self._book = book
@@ -50,6 +63,9 @@ class Lease:
         self.key: str = key
         #: The entry's block ids (as ``CacheEntry.block_ids``).
         self.block_ids: tuple[int, ...] = block_ids
+        #: The entry's shape (as ``CacheEntry.shape``): what a load dispatched from
+        #: the lease restores the encoder output to; None when alloc was given none.
+        self.shape: tuple[int, int] | None = shape
         #: True when the lease was granted on a ready entry (it then held a pin).
         self.ready: bool = deadline is not None
         self._deadline = deadline
@@ -112,7 +128,9 @@ class LeaseBook:
         """An independent copy: the same ids and deadlines, new handles. O(leases)."""
         twin = LeaseBook()
         for lease_id, lease in self.live.items():
-            clone = Lease(owner, twin, lease_id, lease.key, lease.block_ids, lease._deadline)
+            clone = Lease(
+                owner, twin, lease_id, lease.key, lease.block_ids, lease._deadline, lease.shape
+            )
             twin.live[lease_id] = clone
         twin.heap = list(self.heap)
         twin.per_key = dict(self.per_key)

@@ -104,7 +104,7 @@ class CacheState:
         twin.free = self.free.copy()
         twin.entries = {}
         for key, entry in self.entries.items():
-            clone = CacheEntry(entry.block_ids)
+            clone = CacheEntry(entry.block_ids, entry.shape)
             clone._pin_count = entry._pin_count
             twin.entries[key] = clone
         twin.evictable_blocks = self.evictable_blocks

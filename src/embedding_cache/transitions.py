@@ -60,6 +60,62 @@ def block_count(n_blocks: object) -> int:
     return n
 
 
+def entry_shape(shape: object) -> tuple[int, int]:
+    """An alloc's ``shape`` (not None) as ``(rows, width)``, or a TypeError/ValueError
+    naming what is wrong. O(1).
+
+    The checks, in order, the first failure deciding (spec/MISUSE.md section 2): a
+    tuple (a subclass such as ``torch.Size`` counts), of exactly 2 items, each an int
+    (a bool refused; an object with ``__index__``, such as a numpy integer, accepted),
+    each >= 0. A plain tuple of two plain ints comes back as it is, as the seed stores
+    it; any other accepted shape comes back as a new plain tuple of plain ints, so an
+    entry never holds a caller's subclass instance.
+    """
+    if not isinstance(shape, tuple):
+        raise TypeError(
+            "EmbeddingCache.alloc: shape must be None or a tuple of 2 ints, "
+            f"not {type(shape).__name__}"
+        )
+    if len(shape) != 2:
+        raise ValueError(
+            f"EmbeddingCache.alloc: shape must have 2 dimensions (rows, width), got {len(shape)}"
+        )
+    # Both dimensions' types before either's sign: a wrong type is the graver error.
+    dims = (shape_dimension(shape[0], 0), shape_dimension(shape[1], 1))
+    for i, dim in enumerate(dims):
+        if dim < 0:
+            raise ValueError(f"EmbeddingCache.alloc: shape[{i}] must be >= 0, got {dim}")
+    if type(shape) is tuple and type(shape[0]) is int and type(shape[1]) is int:
+        return cast("tuple[int, int]", shape)  # already plain: kept as given
+    return dims
+
+
+def shape_dimension(dim: object, i: int) -> int:
+    """``shape[i]`` as a plain int, or the TypeError naming it. O(1)."""
+    if isinstance(dim, bool):
+        raise TypeError(f"EmbeddingCache.alloc: shape[{i}] must be an int, not bool")
+    try:
+        return operator.index(dim)  # type: ignore[arg-type]  # a plain int, even of a subclass
+    except TypeError:
+        raise TypeError(
+            f"EmbeddingCache.alloc: shape[{i}] must be an int, not {type(dim).__name__}"
+        ) from None
+
+
+def alloc_shape(key: object, n_blocks: object, shape: object) -> tuple[int, int]:
+    """``entry_shape(shape)``, checked where SPEC.md section 3 puts it: after the key's
+    type and ``n_blocks``, which still decide the error when they are bad too, and
+    before the key's state (``alloc`` checks those next). O(1).
+
+    The cache calls it before the ``alloc`` transition, whose signature stays the
+    TLA+ action's: the shape is payload no transition reads.
+    """
+    if not isinstance(key, str):
+        raise bad_key_error(key, "alloc")
+    block_count(n_blocks)
+    return entry_shape(shape)
+
+
 def validate_num_blocks(num_blocks: object) -> int:
     """The pool size as an int, or a TypeError/ValueError naming what is wrong."""
     if isinstance(num_blocks, bool) or not hasattr(num_blocks, "__index__"):

@@ -98,7 +98,9 @@ class _EvictsNewestFirst(EmbeddingCache):
     keeps fifo's queue.
     """
 
-    def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
         state = self._state
         assert isinstance(state.policy, FifoPolicy)  # the bug is planted in fifo's queue
         queue = state.policy.queue
@@ -107,7 +109,7 @@ class _EvictsNewestFirst(EmbeddingCache):
             blocks = state.entries.pop(victim).block_ids
             state.evictable_blocks -= len(blocks)
             state.free.extend(blocks)
-        return super().alloc(key, n_blocks)
+        return super().alloc(key, n_blocks, shape)
 
 
 class _ForgetsDiscard(EmbeddingCache):

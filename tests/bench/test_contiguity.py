@@ -62,11 +62,13 @@ class _Scripted(EmbeddingCache):
 
     planted = ((0, 1, 2, 3), (10, 12, 14), (7,), (20, 21, 30, 31))
 
-    def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
         ids = self.planted[len(self)]
         assert len(ids) == n_blocks
-        super().alloc(key, n_blocks)  # keeps the real cache's bookkeeping
-        return CacheEntry(ids)
+        super().alloc(key, n_blocks, shape)  # keeps the real cache's bookkeeping
+        return CacheEntry(ids, shape)
 
 
 def test_the_counter_sees_every_alloc_and_forwards_the_rest() -> None:

@@ -50,11 +50,15 @@ class SplitAlloc(EmbeddingCache):
 
     __slots__ = ()
 
-    def alloc(self, key: str, n_blocks: int) -> CacheEntry | None:
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
         with lock_of(self):
             s = state_of(self)
             if not isinstance(key, str) or type(n_blocks) is not int or n_blocks < 0:
                 return transitions_of(self).alloc(s, key, n_blocks)  # let the real one raise
+            # The shape as the real alloc checks and keeps it: the bug is the split alone.
+            dims = None if shape is None else transitions.alloc_shape(key, n_blocks, shape)
             existing = s.entries.get(key)
             if existing is not None:
                 raise DuplicateAllocError(key, existing.state_name())
@@ -68,7 +72,7 @@ class SplitAlloc(EmbeddingCache):
         with lock_of(self):
             # The bug: assumes the key is still absent and the blocks still free.
             s = state_of(self)
-            entry = CacheEntry(s.free.take(min(n_blocks, len(s.free))))
+            entry = CacheEntry(s.free.take(min(n_blocks, len(s.free))), dims)
             s.entries[key] = entry
             if s.on_admit is not None:
                 s.on_admit(key, n_blocks)
