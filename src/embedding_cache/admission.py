@@ -24,12 +24,10 @@ from typing import Any, ClassVar, Literal, NamedTuple
 Outcome = Literal["admitted", "declined", "failed"]
 
 #: Keys the doorkeeper remembers per block of the pool: its default capacity is
-#: ``max(MIN_DOOR, num_blocks * DOOR_PER_BLOCK)``. Measured on the token-sized
-#: streams of ``bench --policies`` (items of 64-4,096 blocks, 65,536- and
-#: 262,144-block pools; fraction of the offline reference, gdsf): pool/1024 gave
-#: 0.843/0.848 on reuse and 0.838/0.827 with 30% scans; pool/128 0.81/0.82/0.80/0.80;
-#: pool/16 0.77/0.80/0.75/0.77; pool/8192 0.82/0.83/0.79/0.77. A door about as long
-#: as the cache holds entries admits what comes back soon; a longer one admits scans.
+#: ``max(MIN_DOOR, num_blocks * DOOR_PER_BLOCK)``. A door about as long as the cache
+#: holds entries admits what comes back soon; a longer one admits scans. Of the sizes
+#: tried on ``bench --policies``' token-sized streams, pool/1024 came closest to the
+#: offline reference (docs/MEASURED.md, "The doorkeeper's door size").
 DOOR_PER_BLOCK = 1 / 1024
 #: The smallest default door (small pools still remember a few keys).
 MIN_DOOR = 8

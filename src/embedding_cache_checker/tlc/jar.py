@@ -77,9 +77,9 @@ def locate_java() -> Path:
 
 
 #: JVM options of a quick run: only the C1 compiler. A short TLC run spends much of its
-#: CPU in C2's compiler threads: three short models (2.5-8 s each) took 13-16 s and
-#: 20-25 s of CPU with both tiers, 10-11 s and 10-11 s of CPU with C1 alone; a 20-30 s
-#: model is 15% slower with C1 alone, so only runs expected to be short ask for it.
+#: CPU in C2's compiler threads, which C1 alone saves, but a longer model runs slower
+#: with C1 alone, so only runs expected to be short ask for it (docs/MEASURED.md, "TLC:
+#: the JVM's quick start").
 QUICK_START_OPTIONS = ("-XX:TieredStopAtLevel=1",)
 
 

@@ -148,9 +148,9 @@ def over_budget(model: Model, cpu_seconds: float | None) -> str:
 
     The budget is judged on CPU time, not the wall clock: the wall clock grows with
     the machine's load, and a gate that flips with load would block good changes
-    (beside the test suite, at load 9 on 2 cores, 8 models took up to 2.4x their
-    budgets in wall time). The hard timeout (``HARD_TIMEOUT_FACTOR``) stays in wall
-    time. O(1).
+    (beside the test suite, models within their CPU budgets ran far over them in wall
+    time: docs/MEASURED.md, "The whole run within its 15 minutes"). The hard timeout
+    (``HARD_TIMEOUT_FACTOR``) stays in wall time. O(1).
     """
     if cpu_seconds is None or cpu_seconds <= model.budget_seconds:
         return ""

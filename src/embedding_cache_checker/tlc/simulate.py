@@ -382,8 +382,9 @@ def simulate_bug_models(
     with its plan (:func:`simulation_plan`) for at most ``seconds``, stopping
     at its first violation; a result is ``ok`` iff TLC reported the model's
     expected invariant or property. ``on_result`` is called after each model
-    (for progress). Serial: one TLC process at a time. O(bug models x seconds);
-    about 10 s per model on an idle 2-core machine, ``seconds`` at most.
+    (for progress). Serial: one TLC process at a time. O(bug models x seconds),
+    ``seconds`` at most per model (what one takes: docs/MEASURED.md,
+    "embedding-cache verify --profile nightly").
     """
     wanted = None if names is None else set(names)
     results: list[SimulationResult] = []

@@ -2,7 +2,8 @@
 
 A planted bug runs policy code that may never return (a broken linked structure
 turned into a cycle: ``abstract()`` walked it forever, and the main job was
-killed at 23.6 GB with no line naming the bug). Each unit here runs in a forked
+killed only once it had taken most of the machine's memory, with no line naming
+the bug: docs/MEASURED.md, "Planted bugs' replay limits"). Each unit here runs in a forked
 child (so it sees the parent's objects, a dumped state graph included, without
 copying them), at most ``workers`` at a time, and is stopped when it exceeds its
 ``Limits``:

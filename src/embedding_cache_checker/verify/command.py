@@ -23,6 +23,7 @@ from ..tlc.command import EXIT_FAILED, EXIT_OK, EXIT_SETUP  # one meaning for ev
 from ..tlc.jar import TlcSetupError
 from ..tlc.manifest import ManifestError, find_tla_dir
 from .compare import Comparison, compare
+from .crosshair_budget import PATHS_PER_SECOND
 from .lin import format_report
 from .main_job import CI_STEPS, LINKS, STEPS, VerifyOptions, VerifyReport, run_verify
 from .plans import load_plans
@@ -49,9 +50,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default="ci",
         choices=sorted(PROFILES),
         help=(
-            "how hard to check: ci (the default; about 15 minutes) or nightly (deeper replay, "
-            "longer CrossHair, thorough Hypothesis, simulation, big models distributed, "
-            "more linearizability histories)"
+            "how hard to check: ci (the default; sized for 15 minutes on 2 cores) or nightly "
+            "(deeper replay, longer CrossHair, thorough Hypothesis, simulation, big models "
+            "distributed, more linearizability histories)"
         ),
     )
     parser.add_argument(
@@ -98,10 +99,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         type=float,
         default=None,
         help=(
-            f"CrossHair's budget per condition, in idle CPU seconds: it is run as a "
-            f"fixed number of paths (30 per second), so the verdict does not depend on "
-            f"the machine's load (default: the profile's; ci {CI.crosshair_timeout:g}, "
-            f"nightly {NIGHTLY.crosshair_timeout:g})"
+            f"CrossHair's budget per condition, in CPU seconds at {PATHS_PER_SECOND} paths "
+            f"a second: it is run as that fixed number of paths, so the verdict does not "
+            f"depend on the machine's load (default: the profile's; ci "
+            f"{CI.crosshair_timeout:g}, nightly {NIGHTLY.crosshair_timeout:g})"
         ),
     )
     parser.add_argument(
@@ -113,7 +114,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--no-deep",
         dest="deep",
         action="store_false",
-        help="skip the depth-bounded deep replay models (fifo's MCReplayDeep: 30-95 s of TLC)",
+        help=(
+            "skip the depth-bounded deep replay models (fifo's MCReplayDeep; what it costs: "
+            "docs/MEASURED.md)"
+        ),
     )
     parser.add_argument("--tla-dir", default=None, help="the directory holding models.json")
     parser.set_defaults(func=run_command)

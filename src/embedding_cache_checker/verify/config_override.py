@@ -3,7 +3,7 @@
 The nightly profile dumps the depth-bounded replay models with a deeper
 ``ReplayDepth`` than their configs set. The graph dump (``graph_dump``) reads a
 model's config, its manifest entry and its modules from one directory, so the
-override is a temporary copy of that directory (about 0.5 MB of text) with one
+override is a temporary copy of that directory (text files only) with one
 config rewritten: the dump, the manifest lookup and TLC all see the same files,
 and the source tree is never touched.
 """

@@ -22,24 +22,25 @@ TRANSITIONS: tuple[str, ...] = ("alloc", "pin_if_ready", "unpin", "pin", "mark_r
 # bug not "missed"), and a path or solver query abandoned for time is counted
 # (``time_outs``), since it is the one thing load could still change.
 
-#: Paths (iterations) one CPU second buys on an idle machine: the clean check's
-#: conditions completed 27 to 100+ paths in 1.5 CPU s each (18 to 70 a second; a
-#: loaded machine measured 10 to 13). Converts the seconds-sized knobs
-#: (``PER_CONDITION_SECONDS``, ``--crosshair-timeout``, the profiles') to paths.
+#: Paths (iterations) one CPU second buys, about, on an idle machine (the clean check's
+#: conditions measured: docs/MEASURED.md, "CrossHair budgets"). Converts the
+#: seconds-sized knobs (``PER_CONDITION_SECONDS``, ``--crosshair-timeout``, the
+#: profiles') to paths. What a knob finds depends on the paths alone; a machine that
+#: buys fewer paths a second only makes it cost more time.
 PATHS_PER_SECOND = 30
-#: The clean check's budget per condition, in idle CPU seconds: it runs
-#: ``paths_for(PER_CONDITION_SECONDS)`` = 45 paths (3 policies x 64 conditions).
+#: The clean check's budget per condition, in seconds at ``PATHS_PER_SECOND``: it runs
+#: ``paths_for(PER_CONDITION_SECONDS)`` = 45 paths on every condition of every
+#: (policy, transition) job (``crosshair_check.clean_jobs``).
 PER_CONDITION_SECONDS = 1.5
 #: Paths per condition for planted bugs: a miss costs the whole budget, so be generous
 #: (each job stops at its first counterexample). Where a catch comes moves with every
-#: change to the code the search runs (the path tree changes): SieveHandAtOldest came
-#: at path 329, then 781 after the extents rewrite, then 2,635 once alloc asked the
-#: filter for extra victims, and a budget of 1,200 missed it. Measured over all 66
-#: planted jobs (``verify``'s) at 4,000 paths: every one caught, 65 of them at path
-#: 1 to 361, SieveHandAtOldest at 2,635; 131 s wall on 2 idle workers.
+#: change to the code the search runs (the path tree changes), and a budget once missed
+#: a catch that had moved past it; so this one keeps headroom over the latest catch of
+#: every planted job measured (docs/MEASURED.md, "CrossHair budgets", with the command
+#: that re-measures it).
 PLANTED_PATHS = 4000
-#: The CPU cap of a condition is this many times what its budget costs on an idle
-#: machine (``cap_seconds``): a safety net, never the budget.
+#: The CPU cap of a condition is this many times what its budget costs at
+#: ``PATHS_PER_SECOND`` (``cap_seconds``): a safety net, never the budget.
 CAP_FACTOR = 10.0
 #: CPU seconds per execution path (a safety net too; Z3 gets half of it, wall-clock,
 #: per query): no path of a transition over a small state needs a hundredth of it.
@@ -47,7 +48,7 @@ PER_PATH_SECONDS = 20.0
 
 
 def paths_for(seconds: float) -> int:
-    """The path budget that costs about ``seconds`` CPU seconds on an idle machine. O(1)."""
+    """The path budget of ``seconds`` CPU seconds at ``PATHS_PER_SECOND``. O(1)."""
     return max(1, round(seconds * PATHS_PER_SECOND))
 
 

@@ -215,8 +215,8 @@ def run_crosshair(
     ``jobs_to_run``: (policy, transition) pairs, default ``clean_jobs()``; with
     ``planted``, (policy, bug name) pairs, default ``planted_jobs()``.
     ``paths`` is the budget per condition, in paths (CrossHair's
-    ``max_iterations``); without it, ``timeout`` sizes it in idle CPU seconds
-    (``paths_for(timeout)``), and without either it is
+    ``max_iterations``); without it, ``timeout`` sizes it in CPU seconds at
+    ``PATHS_PER_SECOND`` (``paths_for(timeout)``), and without either it is
     ``paths_for(PER_CONDITION_SECONDS)``, or ``PLANTED_PATHS`` with ``planted``.
     Each condition is also capped at ``cap_seconds(paths)`` CPU seconds (then it
     "gave up") and each path at ``per_path_timeout``. With ``planted`` only the

@@ -73,7 +73,8 @@ class PolicyPlan:
     full_replay: tuple[str, ...]
     #: Replay models cut at a depth their config sets (the frontier is not expanded), or
     #: at the profile's ``replay_depth`` when it sets one (nightly: 5, a 4x larger graph);
-    #: skipped when ``VerifyOptions.deep`` is off (fifo's MCReplayDeep: 30-95 s of TLC).
+    #: skipped when ``VerifyOptions.deep`` is off (fifo's MCReplayDeep; its TLC
+    #: time: docs/MEASURED.md, "The deep replay's depth").
     bounded_replay: tuple[str, ...]
     #: The model whose graph each planted bug is replayed on (one of the above).
     planted: str

@@ -31,8 +31,9 @@ class Profile:
     #: The ``ReplayDepth`` the depth-bounded replay models are dumped with; None keeps
     #: the bound their configs set (MCReplayDeep.cfg: 4).
     replay_depth: int | None = None
-    #: The clean check's CrossHair budget per condition, in idle CPU seconds, run as a
-    #: fixed number of paths (``crosshair_budget.paths_for``); None: PER_CONDITION_SECONDS.
+    #: The clean check's CrossHair budget per condition, in CPU seconds at
+    #: ``crosshair_budget.PATHS_PER_SECOND``, run as a fixed number of paths
+    #: (``crosshair_budget.paths_for``); None: PER_CONDITION_SECONDS.
     crosshair_timeout: float | None = None
     #: Concurrent histories of the real cache checked per policy (linearizability);
     #: each mutant is hunted for at most ``lin_mutant_budget`` histories.
@@ -82,20 +83,18 @@ class Profile:
 CI = Profile(
     name="ci",
     # The clean CrossHair check at 15 paths per condition (the tests' budget), not 45:
-    # at 45 it was 890 CPU s of the 1,800 two cores have in 15 minutes (356 conditions,
-    # about 2.5 CPU s each on this machine), and it finds nothing at either budget; the
-    # nightly profile searches each condition 18 times as deep.
+    # at 45 it took a large share of the CPU two cores have in the 15 minutes, and found
+    # nothing at either budget (docs/MEASURED.md, "CrossHair budgets"); the nightly
+    # profile searches each condition 18 times as deep.
     crosshair_timeout=0.5,
 )
 
 #: Once a night: deeper, longer, bigger.
 NIGHTLY = Profile(
     name="nightly",
-    # Unbounded is out of reach: each step deeper multiplies the graph (depth 3: 6,665
-    # states, 18,992 edges; 4: 32,041 / 142,736; 5: 117,329 / 608,996; 6: 364,865 states,
-    # and TLC alone, without the dump, did not finish in 20 minutes). Depth 5 is the
-    # deepest whose dump and replay finish in about 15 minutes on 2 cores (measured 8), and
-    # the first with two-victim evictions (2,184 such alloc edges; depth 4 has none).
+    # Unbounded is out of reach: each step deeper multiplies the graph. Depth 5 is the
+    # deepest whose dump and replay fit the nightly run on 2 cores, and the first with
+    # two-victim evictions (depth 4 has none): docs/MEASURED.md, "The deep replay's depth".
     replay_depth=5,
     crosshair_timeout=9.0,  # 6x PER_CONDITION_SECONDS
     lin_histories=1000,

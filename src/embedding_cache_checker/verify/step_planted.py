@@ -46,11 +46,11 @@ PLANTED_TRACE_SEEDS = (1, 2)
 PLANTED_TRACE_STEPS = 400
 
 #: How long and how much memory one bug's replay, or one bug's trace recording, may take.
-#: Measured unbounded on a loaded 2-core machine (load 10-15), a caught bug's replay took
-#: 0.1-16 s and grew the process by under 1 MB; a missed one replays the whole graph, as
-#: the conformance step does (MCReplayS3Fifo's 135,663 edges: 139 s there; MCReplayWide
-#: has about twice as many), so the time limit leaves it room. A runaway is stopped at
-#: 15 minutes or 2 GB, not at the machine's memory.
+#: A caught bug's replay stops early and grows the process little; a missed one replays
+#: the whole graph, as the conformance step does, so the time limit leaves room for the
+#: largest graph a planted bug is replayed on, on a loaded machine (docs/MEASURED.md,
+#: "Planted bugs' replay limits"). A runaway is stopped at these limits, not at the
+#: machine's memory.
 PLANTED_LIMITS = Limits(seconds=900.0, megabytes=2048)
 
 #: The results of one run of the step, by (policy, bug name).

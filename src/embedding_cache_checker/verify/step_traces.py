@@ -23,10 +23,11 @@ if TYPE_CHECKING:
 
 
 #: The alloc rules the clean traces are also recorded under, by trace name: the cache
-#: keywords of each (``EmbeddingCache``), on 8 blocks: on 6, some policy's stream had no
-#: alloc whose free blocks lay in pieces after its needed victims, so contiguity never
-#: acted (measured over seeds 1-3, 1,000 steps); on 8 it acts in every policy's and seed's
-#: first 170 steps. The last is both at once (spec/SPEC.md section 14.1).
+#: keywords of each (``EmbeddingCache``), on 8 blocks: contiguity acts only on an alloc
+#: whose free blocks lie in pieces after its needed victims, which a smaller pool made
+#: too rare in some policy's stream, and 8 blocks make early in every one
+#: (docs/MEASURED.md, "The rule traces' pool"). The last is both at once (spec/SPEC.md
+#: section 14.1).
 RULE_TRACES: dict[str, dict[str, Any]] = {
     "admission": {"num_blocks": 8, "admission": "doorkeeper"},
     "contiguity": {"num_blocks": 8, "allocator": "extents", "contiguity": 2},

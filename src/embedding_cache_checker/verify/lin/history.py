@@ -11,10 +11,10 @@ them.
 ``record_history`` runs a *plan* (each thread's list of calls, fixed in
 advance, misuse included) with the interpreter's switch interval at 1 us,
 all threads released together by a barrier: the interpreter then switches
-threads every few bytecodes, inside calls, so about a third of the calls
-overlap another thread's call in the default build and three fifths in the
-fully checked one (``overlaps`` counts them; at the default 5 ms interval
-none would). The barrier is outside the timed intervals.
+threads every few bytecodes, inside calls, so many calls overlap another
+thread's call, more in the fully checked build (``overlaps`` counts them; how
+many: docs/MEASURED.md, "Linearizability: the mutant budget"); at the default
+5 ms interval almost none would. The barrier is outside the timed intervals.
 
 Leases. The cache reads its clock inside a call, under its lock, so the
 ``now`` a lease call used is not visible from outside. Every history runs on

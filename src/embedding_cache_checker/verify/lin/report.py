@@ -27,11 +27,12 @@ from .mutants import MUTANTS
 NUM_BLOCKS = 4
 KEYS = 3
 #: Histories tried per mutant before it counts as missed. A hunt stops at its first
-#: catch, so this costs only on a miss. Measured idle (5 hunts per policy): the split
-#: lease calls are caught within 1-4 histories, split_release_lease within 1-109 (its
-#: race needs another call's clock reading to make the lease due inside the window);
-#: 200 was missed once under CI's load (gdsf, 2026-12-01). 2,000 histories is about 20
-#: times the latest catch, so a miss means a caught-no-longer mutant, not bad luck.
+#: catch, so this costs only on a miss. The slowest mutant to catch is
+#: split_release_lease (its race needs another call's clock reading to make the lease
+#: due inside the window), and a tenth of this budget once missed it under CI's load;
+#: the budget is many times the latest catch measured (docs/MEASURED.md,
+#: "Linearizability: the mutant budget"), so a miss means a caught-no-longer mutant, not
+#: bad luck.
 MUTANT_BUDGET = 2000
 
 
