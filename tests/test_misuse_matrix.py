@@ -1,7 +1,7 @@
 """The misuse matrix of spec/MISUSE.md: read from that file and checked cell by cell.
 
 ``spec/MISUSE.md`` holds one table cell per (method, argument kinds, lifecycle
-state of the key), the lease calls' included, with the outcome SPEC.md
+state of the key), the lease calls' and alloc's shape included, with the outcome SPEC.md
 requires: an error (exact class, family, message, attributes, and nothing
 changed, leases included) or a result (and the key's state afterwards).
 This module parses those tables at import, so the spec file and the test
@@ -15,7 +15,9 @@ cannot drift, and runs:
 * ``test_the_table_covers_*``: the tables cover every public method, every
   state, every argument kind the matrix promises, once each;
 * ``test_planted_*``: each check of ``check_cell`` catches a planted bug
-  (a transition swapped in through the cache's ``Transitions`` table).
+  (a transition swapped in through the cache's ``Transitions`` table, or,
+  for alloc's shape, which the cache checks before its transition, a cache
+  subclass).
 
 Cost: one cell builds a 6-block cache and makes a handful of O(1) calls, so
 the whole matrix is O(cells x policies).
@@ -119,6 +121,12 @@ class StrLike:
         return f"StrLike({self.value!r})"
 
 
+class Size(tuple[int, ...]):
+    """A subclass of tuple (like ``torch.Size``): a well-formed shape."""
+
+    __slots__ = ()
+
+
 class Index:
     """Not an int, but has ``__index__`` (like a numpy integer): a well-formed count."""
 
@@ -194,6 +202,7 @@ def _names(pool: int, cache: EmbeddingCache | None = None) -> dict[str, Any]:
         "StrSub": StrSub,
         "StrLike": StrLike,
         "Index": Index,
+        "Size": Size,
         "nan": math.nan,
         "inf": math.inf,
         **_leases(cache),
@@ -244,6 +253,7 @@ class Cell:
     state: str
     expect: str
     deviation: Deviation | None  # set when section 5 lists the cell
+    shape_expr: str | None = None  # alloc's shape (section 4.5), else None: not passed
 
     def deviates_in(self, build_name: str) -> bool:
         """True when section 5 lists this cell for ``build_name``: a strict xfail there."""
@@ -251,7 +261,8 @@ class Cell:
 
     @property
     def id(self) -> str:
-        args = ", ".join(a for a in (self.key_expr, self.count_expr) if a is not None)
+        exprs = (self.key_expr, self.count_expr, self.shape_expr)
+        args = ", ".join(a for a in exprs if a is not None)
         return f"{self.method}({args})@{self.state}"
 
 
@@ -273,7 +284,8 @@ class Matrix:
     """Everything spec/MISUSE.md says, parsed."""
 
     pool: int
-    fixture: tuple[tuple[str, int, str], ...]  # key, blocks, state ("column" for KEY)
+    #: key, blocks, shape, state ("column" for KEY)
+    fixture: tuple[tuple[str, int, tuple[int, int] | None, str], ...]
     errors: dict[str, ErrorSpec]
     cells: tuple[Cell, ...]
 
@@ -317,8 +329,13 @@ def load(path: Path = SPEC) -> Matrix:
     assert pool_match is not None, "spec/MISUSE.md: no `N = ...` after the pool marker"
     pool = int(pool_match.group(1))
     fixture = tuple(
-        (_value(key, pool), int(blocks), state if state in STATES else "column")
-        for key, blocks, state in tables["fixture"]
+        (
+            _value(key, pool),
+            int(blocks),
+            _value(shape, pool),
+            state if state in STATES else "column",
+        )
+        for key, blocks, shape, state in tables["fixture"]
     )
     errors = {}
     for outcome, exact, family, message in tables["errors"]:
@@ -331,16 +348,21 @@ def load(path: Path = SPEC) -> Matrix:
     deviations = _deviations(tables["deviations"])
     cells: list[Cell] = []
 
-    def add(method: str, key: str | None, count: str | None, outcomes: list[str]) -> None:
+    def add(
+        method: str, key: str | None, count: str | None, outcomes: list[str], shape: str = ""
+    ) -> None:
         assert len(outcomes) == len(STATES), f"spec/MISUSE.md: {method} {key}: need 5 columns"
         for state, expect in zip(STATES, outcomes, strict=True):
-            dev = deviations.pop((method, key, count, state), None) if key else None
-            cells.append(Cell(method, key, count, state, expect, dev))
+            # Section 5 lists no shape cells (its columns have no shape).
+            dev = deviations.pop((method, key, count, state), None) if key and not shape else None
+            cells.append(Cell(method, key, count, state, expect, dev, shape or None))
 
     for method, key, _kind, *outcomes in tables["keyed"]:
         add(method, key, None, outcomes)
     for key, count, _kind, *outcomes in tables["alloc"]:
         add("alloc", key, count, outcomes)
+    for key, count, shape, _kind, *outcomes in tables["shape"]:
+        add("alloc", key, count, outcomes, shape)
     for method, *outcomes in tables["no-argument"]:
         add(method, None, None, outcomes)
     for key, seconds, _kind, *outcomes in tables["lease"]:
@@ -371,15 +393,20 @@ class MismatchError(AssertionError):
         super().__init__(f"{cell.id}: expected {cell.expect!r}; {check}: {detail}")
 
 
-def build(eviction: PolicySpec, state: str, matrix: Matrix = MATRIX) -> EmbeddingCache:
-    """The cell's cache: the fixture of spec/MISUSE.md with KEY in ``state``, its clock
-    standing at NOW. O(N)."""
-    cache = EmbeddingCache(matrix.pool, eviction=eviction, clock=lambda: NOW)
-    for key, blocks, fixed in matrix.fixture:
+def build(
+    eviction: PolicySpec,
+    state: str,
+    matrix: Matrix = MATRIX,
+    cls: type[EmbeddingCache] = EmbeddingCache,
+) -> EmbeddingCache:
+    """The cell's cache (a ``cls``): the fixture of spec/MISUSE.md with KEY in ``state``,
+    its clock standing at NOW. O(N)."""
+    cache = cls(matrix.pool, eviction=eviction, clock=lambda: NOW)
+    for key, blocks, shape, fixed in matrix.fixture:
         target = state if fixed == "column" else fixed
         if target == "absent":
             continue
-        assert cache.alloc(key, blocks) is not None, f"setup: alloc({key!r}) did not fit"
+        assert cache.alloc(key, blocks, shape) is not None, f"setup: alloc({key!r}) did not fit"
         if target != "not-ready":
             cache.mark_ready(key)
         pins = re.fullmatch(r"pinned\((\d+)\)", target)
@@ -416,8 +443,26 @@ def _expect(ok: bool, cell: Cell, check: str, detail: str) -> None:
         raise MismatchError(cell, check, detail)
 
 
+def _shape_names(shape: Any) -> dict[str, Any]:
+    """The shape's names in section 3's messages: its type and length, its items'
+    types and values (an ``__index__`` item as the int it stands for)."""
+    items = tuple(shape) if isinstance(shape, tuple) else ()
+    return {
+        "shape_type": type(shape).__name__,
+        "shape_len": len(items),
+        "dim_types": tuple(type(d).__name__ for d in items),
+        "dims": tuple(operator.index(d) if hasattr(d, "__index__") else d for d in items),
+    }
+
+
 def check_error(
-    cell: Cell, spec: ErrorSpec, exc: BaseException | None, key: Any, n: Any, pool: int
+    cell: Cell,
+    spec: ErrorSpec,
+    exc: BaseException | None,
+    key: Any,
+    n: Any,
+    pool: int,
+    shape: Any = None,
 ) -> None:
     """The raised error is the spec's: exact class, family, message, attributes."""
     _expect(exc is not None, cell, "no error", "the call returned normally")
@@ -435,6 +480,7 @@ def check_error(
         N=pool,
         verb=VERBS.get(cell.method, cell.method),
         lease_key=key.key if isinstance(key, Lease) else None,
+        **_shape_names(shape),
     )
     _expect(str(exc) == message, cell, "message", f"{str(exc)!r} != {message!r}")
     if isinstance(exc, ForeignLeaseError):
@@ -456,7 +502,9 @@ def check_cell(cache: EmbeddingCache, cell: Cell, matrix: Matrix = MATRIX) -> No
     pool = matrix.pool
     key = _value(cell.key_expr, pool, cache) if cell.key_expr is not None else None
     n = _value(cell.count_expr, pool, cache) if cell.count_expr is not None else None
-    args = [a for a, expr in ((key, cell.key_expr), (n, cell.count_expr)) if expr is not None]
+    shape = _value(cell.shape_expr, pool) if cell.shape_expr is not None else None
+    passed = ((key, cell.key_expr), (n, cell.count_expr), (shape, cell.shape_expr))
+    args = [a for a, expr in passed if expr is not None]
     before = observe(cache)
     leases_before = lease_book(cache)
     entry_before = cache._state.entries.get(KEY)
@@ -467,7 +515,7 @@ def check_cell(cache: EmbeddingCache, cell: Cell, matrix: Matrix = MATRIX) -> No
     except Exception as raised:
         exc = raised
     if isinstance(spec, ErrorSpec):
-        check_error(cell, spec, exc, key, n, matrix.pool)
+        check_error(cell, spec, exc, key, n, matrix.pool, shape)
         _expect(observe(cache) == before, cell, "state changed", "after the error")
         leases = lease_book(cache)
         _expect(
@@ -475,7 +523,7 @@ def check_cell(cache: EmbeddingCache, cell: Cell, matrix: Matrix = MATRIX) -> No
         )
     else:
         _expect(exc is None, cell, "raised", f"{type(exc).__name__}: {exc}")
-        check_result(cell, spec, cache, result, entry_before, key, n)
+        check_result(cell, spec, cache, result, entry_before, key, n, shape)
         if spec.state_after is None:
             _expect(observe(cache) == before, cell, "state changed", "after a no-op call")
             kept = _loose(lease_book(cache), cell.method)
@@ -501,20 +549,12 @@ def check_result(
     entry_before: CacheEntry | None,
     key: Any,
     n: Any,
+    shape: Any = None,
 ) -> None:
     """The result is the one the cell names (a renewal's: the deadline it moved)."""
     if spec.result in ("held lease", "not-ready lease"):
         entry = cache._state.entries.get(KEY)
-        held = spec.result == "held lease"
-        ok = (
-            isinstance(result, Lease)
-            and entry is not None
-            and result.key == key
-            and result.block_ids == entry.block_ids
-            and result.ready is held
-            and result.held is held
-            and result.deadline == (NOW + float(n) if held else None)
-        )
+        ok = _is_lease_on(result, entry, key, n, held=spec.result == "held lease")
         _expect(ok, cell, "result", f"returned {result!r}, entry {entry!r}")
     elif spec.result == "[]":
         _expect(result == [] and isinstance(result, list), cell, "result", f"returned {result!r}")
@@ -523,8 +563,9 @@ def check_result(
         detail = f"returned {result!r}, live entry {live!r}, before {entry_before!r}"
         if not isinstance(result, CacheEntry) or result is not live:
             raise MismatchError(cell, "result", detail)
-        if cell.method == "alloc":  # a new entry, of n blocks
+        if cell.method == "alloc":  # a new entry, of n blocks, with the shape as stored
             ok = entry_before is None and len(result.block_ids) == operator.index(n)
+            ok = ok and stored_shape(result.shape, shape)
         else:  # the entry that was there
             ok = result is entry_before
         _expect(ok, cell, "result", detail)
@@ -535,6 +576,33 @@ def check_result(
         # True moved the deadline to now + seconds; an ended lease keeps the one it had.
         deadline = NOW + float(n) if result is True else NOW + LEASED_FOR
         _expect(key.deadline == deadline, cell, "result", f"deadline {key.deadline}")
+
+
+def _is_lease_on(result: object, entry: CacheEntry | None, key: Any, n: Any, held: bool) -> bool:
+    """``result`` is a lease on ``entry`` (its key, block ids and shape), held for ``n``
+    seconds from NOW when ``held``, else not-ready, holding nothing. O(1)."""
+    return (
+        isinstance(result, Lease)
+        and entry is not None
+        and result.key == key
+        and result.block_ids == entry.block_ids
+        and result.shape == entry.shape
+        and result.ready is held
+        and result.held is held
+        and result.deadline == (NOW + float(n) if held else None)
+    )
+
+
+def stored_shape(kept: object, given: object) -> bool:
+    """``kept`` is how section 4.5 stores ``given``: None for None; ``given`` itself
+    for a plain tuple of two plain ints; else a new plain tuple of plain ints. O(1)."""
+    if given is None:
+        return kept is None
+    assert isinstance(given, tuple)
+    plain = (operator.index(given[0]), operator.index(given[1]))
+    if type(given) is tuple and all(type(d) is int for d in given):
+        return kept is given
+    return type(kept) is tuple and all(type(d) is int for d in kept) and kept == plain
 
 
 # --------------------------------------------------------------------------
@@ -579,6 +647,15 @@ COUNT_KINDS |= {"1.0", "'1'", "None"}
 SECONDS_KINDS = {"5", "0", "2.5", "-1", "-0.5", "nan", "inf", "-inf", "10**400", "Index(5)"}
 SECONDS_KINDS |= {"'5'", "None", "True", "False"}
 LEASE_KINDS = {"Granted('bg')", "Ended('bg')", "Foreign('k')", "None", "'k'", "1"}
+#: alloc's shapes (spec/MISUSE.md section 4.5): well-formed, then refused.
+GOOD_SHAPES = {"None", "(3, 4)", "(0, 0)", "(10**30, 10**30)", "(Index(3), Index(4))"}
+GOOD_SHAPES |= {"Size((3, 4))"}
+BAD_SHAPES = {"(-1, 4)", "(3, -1)", "(-1, -1)", "(Index(-1), 4)", "()", "(3,)", "(3, 4, 5)"}
+BAD_SHAPES |= {"(3.0, 4, 5)", "(3.0, 4)", "(3, 4.0)", "(True, 4)", "(3, False)", "(3, '4')"}
+BAD_SHAPES |= {"(None, 4)", "(-1, 4.0)", "[3, 4]", "'34'", "3"}
+#: The shape outcomes, one per error of section 3 a shape can get.
+SHAPE_ERRORS = {"TypeError(shape)", "ValueError(shape)"}
+SHAPE_ERRORS |= {f"{kind}(shape[{i}])" for kind in ("TypeError", "ValueError") for i in (0, 1)}
 #: The methods whose first argument is a lease, not a key.
 LEASE_TAKING = {"release_lease", "renew_lease"}
 
@@ -625,6 +702,32 @@ def test_the_table_covers_every_argument_kind() -> None:
         assert _seconds("renew_lease", lease) == (SECONDS_KINDS if own else {"5", "-1"}), lease
         assert _seconds("release_lease", lease) == {None}, lease
     assert set(EVICTION_POLICIES) <= set(POLICY_CASES)
+
+
+def _shapes(key: str, count: str) -> set[str | None]:
+    return {
+        c.shape_expr
+        for c in MATRIX.cells
+        if c.shape_expr is not None and (c.key_expr, c.count_expr) == (key, count)
+    }
+
+
+def test_the_shape_table_covers_every_shape_and_every_order() -> None:
+    """Section 4.5: every shape kind with a well-formed key and count; every other key
+    and count kind once with ``(3, 4)`` and once with a bad shape; every shape error."""
+    assert GOOD_SHAPES.isdisjoint(BAD_SHAPES)
+    assert _shapes("'k'", "1") == GOOD_SHAPES | BAD_SHAPES
+    others = {(key, "1") for key in KEY_KINDS} | {("'k'", count) for count in COUNT_KINDS}
+    for key, count in others - {("'k'", "1")}:
+        shapes = _shapes(key, count)
+        assert len(shapes) == 2 and "(3, 4)" in shapes, (key, count, shapes)
+        assert shapes - {"(3, 4)"} <= BAD_SHAPES, (key, count, shapes)
+    pairs = {(c.key_expr, c.count_expr) for c in MATRIX.cells if c.shape_expr is not None}
+    assert pairs == others
+    assert {c.method for c in MATRIX.cells if c.shape_expr is not None} == {"alloc"}
+    outcomes = {c.expect for c in MATRIX.cells if c.shape_expr is not None}
+    assert outcomes >= SHAPE_ERRORS
+    assert set(MATRIX.errors) >= SHAPE_ERRORS
 
 
 def test_the_size_section_adds_up() -> None:
@@ -711,8 +814,13 @@ def test_matrix_in_build(build_name: str, children: dict[str, subprocess.Popen[s
 # Each check catches a planted bug.
 
 
-def _planted(eviction: PolicySpec, state: str, **overrides: Callable[..., Any]) -> EmbeddingCache:
-    cache = build(eviction, state)
+def _planted(
+    eviction: PolicySpec,
+    state: str,
+    cls: type[EmbeddingCache] = EmbeddingCache,
+    **overrides: Callable[..., Any],
+) -> EmbeddingCache:
+    cache = build(eviction, state, cls=cls)
     cache._ops = Transitions(overrides)
     return cache
 
@@ -812,6 +920,14 @@ def _pin_if_ready_raises_not_ready(s: CacheState, key: str) -> Any:
     if entry is not None and entry._pin_count < 0:
         raise embedding_cache.NotReadyError(key, entry.state_name())
     return transitions.pin_if_ready(s, key)
+
+
+def _lease_drops_the_shape(s: CacheState, key: str, seconds: float, now: float, owner: Any) -> Any:
+    """A lease without its entry's shape: the load dispatched from it cannot restore one."""
+    granted = lease_transitions.lease(s, key, seconds, now, owner)
+    if isinstance(granted, Lease):
+        granted.shape = None
+    return granted
 
 
 def _lease_pins_first(s: CacheState, key: str, seconds: float, now: float, owner: Any) -> Any:
@@ -934,17 +1050,123 @@ PLANTED: dict[str, tuple[str, dict[str, Callable[..., Any]], str]] = {
         "no error",
     ),
     "renew keeps the deadline": ("fifo", {"renew_lease": _renew_keeps_the_deadline}, "result"),
+    "a lease drops its entry's shape": ("fifo", {"lease": _lease_drops_the_shape}, "result"),
 }
 
 
-def caught(policy: str, overrides: dict[str, Callable[..., Any]]) -> dict[str, set[str]]:
-    """check -> ids of the cells (of the overridden methods) it flags on the planted cache."""
+# alloc's shape is checked and set by the cache around its transition (cache.py), so
+# its planted bugs are cache subclasses: each alloc below is the real one but for its bug.
+
+
+class _StoresAnyShape(EmbeddingCache):
+    """The seed's rule: any shape is stored, unchecked."""
+
+    __slots__ = ()
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        entry = super().alloc(key, n_blocks)
+        if entry is not None:
+            entry.shape = shape
+        return entry
+
+
+class _ChecksShapeAfterAlloc(EmbeddingCache):
+    """Allocates, then checks the shape: a bad one raises with the entry made."""
+
+    __slots__ = ()
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        entry = super().alloc(key, n_blocks)
+        dims = None if shape is None else transitions.entry_shape(shape)
+        if entry is not None:
+            entry.shape = dims
+        return entry
+
+
+class _ChecksShapeFirst(EmbeddingCache):
+    """Checks the shape before the key and the count (the order of SPEC.md 3 broken)."""
+
+    __slots__ = ()
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        if shape is not None:
+            transitions.entry_shape(shape)
+        return super().alloc(key, n_blocks, shape)
+
+
+class _ChecksShapeAfterDuplicate(EmbeddingCache):
+    """Reports a live key before a bad shape (the order of SPEC.md 3 broken)."""
+
+    __slots__ = ()
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        entry = self._state.entries.get(key) if isinstance(key, str) else None
+        if entry is not None and type(n_blocks) is int and n_blocks >= 0:
+            raise embedding_cache.DuplicateAllocError(key, entry.state_name())
+        return super().alloc(key, n_blocks, shape)
+
+
+class _DropsTheShape(EmbeddingCache):
+    """Checks the shape but keeps none."""
+
+    __slots__ = ()
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        entry = super().alloc(key, n_blocks, shape)
+        if entry is not None:
+            entry.shape = None
+        return entry
+
+
+class _KeepsTheCallersTuple(EmbeddingCache):
+    """Checks the shape but keeps the caller's object (a tuple subclass, int-likes)."""
+
+    __slots__ = ()
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        entry = super().alloc(key, n_blocks, shape)
+        if entry is not None:
+            entry.shape = shape
+        return entry
+
+
+#: name -> (the cache class with the bug, the check that must catch it)
+PLANTED_SHAPE: dict[str, tuple[type[EmbeddingCache], str]] = {
+    "alloc stores any shape": (_StoresAnyShape, "no error"),
+    "alloc checks the shape after allocating": (_ChecksShapeAfterAlloc, "state changed"),
+    "alloc checks the shape before the key": (_ChecksShapeFirst, "message"),
+    "alloc checks a live key before the shape": (_ChecksShapeAfterDuplicate, "class"),
+    "alloc drops the shape": (_DropsTheShape, "result"),
+    "alloc keeps the caller's tuple": (_KeepsTheCallersTuple, "result"),
+}
+
+
+def caught(
+    policy: str,
+    overrides: dict[str, Callable[..., Any]],
+    cls: type[EmbeddingCache] = EmbeddingCache,
+) -> dict[str, set[str]]:
+    """check -> ids of the cells (of the overridden methods; alloc's for a ``cls`` with a
+    planted alloc) it flags on the planted cache."""
+    methods = set(overrides) | ({"alloc"} if cls is not EmbeddingCache else set())
     flagged: dict[str, set[str]] = {}
     for cell in MATRIX.cells:
-        if cell.method not in overrides or cell.deviation is not None:  # (all builds)
+        if cell.method not in methods or cell.deviation is not None:  # (all builds)
             continue
         try:
-            check_cell(_planted(POLICY_CASES[policy], cell.state, **overrides), cell)
+            check_cell(_planted(POLICY_CASES[policy], cell.state, cls, **overrides), cell)
         except MismatchError as mismatch:
             flagged.setdefault(mismatch.check, set()).add(cell.id)
     return flagged
@@ -955,6 +1177,16 @@ def test_planted_bug_is_caught(bug: str) -> None:
     policy, overrides, check = PLANTED[bug]
     flagged = caught(policy, overrides)
     assert check in flagged, f"{bug}: not caught by {check!r}; flagged {flagged}"
+
+
+@pytest.mark.parametrize("bug", list(PLANTED_SHAPE))
+def test_planted_shape_bug_is_caught(bug: str) -> None:
+    cls, check = PLANTED_SHAPE[bug]
+    flagged = caught("fifo", {}, cls)
+    assert check in flagged, f"{bug}: not caught by {check!r}; flagged {flagged}"
+    # Only the cells with a shape see it: the two-argument alloc cells pass.
+    with_shape = {cell.id for cell in MATRIX.cells if cell.shape_expr is not None}
+    assert set().union(*flagged.values()) <= with_shape, flagged
 
 
 def test_planted_family_check() -> None:
