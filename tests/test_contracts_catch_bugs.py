@@ -18,7 +18,8 @@ policy, and broken subclasses of each policy's order rule.
    policy; in the full build the next transition's pre-sweep rejects it too.
 3. The seed differential (every build): every catalogue bug under fifo, as a
    cache (``bug.cache_class``, no contract code), is told apart from the seed
-   by a stream of calls. (The state machine runs every (bug, policy) pair of
+   (vLLM's own class) by a stream of calls; so is a cache that drops or garbles
+   the ``shape`` an alloc is given. (The state machine runs every (bug, policy) pair of
    the catalogue itself: tests/test_stateful.py.)
 """
 
@@ -32,11 +33,20 @@ import pytest
 from cache_observe import cache_with_every_state, put_ready
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
-from test_seed_differential import MAX_POOL, OPS, Op, drain, run_stream, seed_cache
+from test_seed_differential import (
+    LIFECYCLE_OPS,
+    MAX_POOL,
+    OPS,
+    Op,
+    drain,
+    run_stream,
+    seed_cache,
+)
 
 import embedding_cache
 from embedding_cache import (
     EVICTION_POLICIES,
+    CacheEntry,
     EmbeddingCache,
     InvariantViolationError,
     contracts,
@@ -292,6 +302,44 @@ def test_the_seed_differential_catches_a_planted_bug(bug: PlantedBug) -> None:
             return True
         return False
 
-    cases = st.tuples(st.integers(1, MAX_POOL), st.lists(OPS, min_size=20, max_size=100))
+    # Every planted bug is in the lifecycle, and no transition reads a shape: the search
+    # runs on shapeless streams, whose budget QUICK was set for (the shapes' extra draws
+    # move where derandomized generation finds PinAlwaysDecrements past 300 examples).
+    cases = st.tuples(st.integers(1, MAX_POOL), st.lists(LIFECYCLE_OPS, min_size=20, max_size=100))
     _, ops = find(cases, differs, settings=QUICK)
     assert ops  # a non-empty stream tells them apart
+
+
+class _DropsShape(EmbeddingCache):
+    """A cache that forgets the shape it is given: block ids and lifecycle untouched."""
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        return super().alloc(key, n_blocks)
+
+
+class _SwapsShape(EmbeddingCache):
+    """A cache that stores the shape's dimensions the wrong way round."""
+
+    def alloc(
+        self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
+    ) -> CacheEntry | None:
+        return super().alloc(key, n_blocks, None if shape is None else (shape[1], shape[0]))
+
+
+@pytest.mark.parametrize("cache_class", [_DropsShape, _SwapsShape], ids=lambda c: c.__name__)
+def test_the_seed_differential_compares_the_shape(cache_class: type[EmbeddingCache]) -> None:
+    """The shapes in the differential's streams are compared, entry by entry."""
+
+    def differs(case: tuple[int, list[Op]]) -> bool:
+        num_blocks, ops = case
+        try:
+            run_stream(cache_class(num_blocks), seed_cache(num_blocks), ops)
+        except AssertionError:
+            return True
+        return False
+
+    cases = st.tuples(st.integers(1, MAX_POOL), st.lists(OPS, min_size=20, max_size=100))
+    _, ops = find(cases, differs, settings=QUICK)
+    assert any(op[0] == "alloc" and op[3] is not None for op in ops)

@@ -6,8 +6,9 @@ vLLM). Without that release every test here FAILS, naming the install
 command: the oracle is never silently skipped.
 
 Random operation streams, misuse mixed in, run on both ``EmbeddingCache``
-classes; after every operation the results must match -- return values (None,
-or an entry's ready/evictable flags, pin count and block ids), the exception
+classes; an alloc gives a ``shape`` (``(rows, width)``) or none, as vLLM 0.33's
+connector does. After every operation the results must match -- return values (None,
+or an entry's ready/evictable flags, pin count, block ids and shape), the exception
 family (AssertionError for lifecycle misuse, KeyError for an absent key) --
 and so must every key's entry and ``has_held_entries()``.
 
@@ -15,7 +16,8 @@ Under ``python -O`` the seed's asserts vanish and it silently accepts misuse,
 so there only legal operations and absent-key KeyErrors are fed to the seed; a
 call that our cache rejects as lifecycle misuse is checked to have changed
 nothing and is skipped for the seed. Malformed arguments (non-str keys,
-negative counts) are left out everywhere: the seed accepts them silently, by
+negative counts, shapes that are no pair of non-negative ints) are left out
+everywhere: the seed accepts them silently, by
 design of this package they raise (test_cache_unit.py covers them).
 
 The seed's order is fifo's, so the comparison is exact for the default policy
@@ -67,14 +69,27 @@ OP_NAMES: tuple[str, ...] = (
 )
 OP_NAMES += ("unpin", "unpin", "discard", "get", "has_held_entries")
 
-Op = tuple[str, str, int]  # (method, key, n_blocks -- used by alloc only)
+Shape = tuple[int, int]  # (rows, width) of the encoder output an entry holds
+Op = tuple[str, str, int, Shape | None]  # (method, key, n_blocks, shape -- alloc's only)
 Outcome = tuple[str, object]
 
-OPS: st.SearchStrategy[Op] = st.tuples(
+#: No shape (the call leaves the argument out), or a pair of ints, small or large.
+SHAPES: st.SearchStrategy[Shape | None] = st.none() | st.tuples(
+    st.integers(0, 4) | st.integers(0, 1 << 20), st.integers(0, 4) | st.integers(0, 1 << 14)
+)
+
+
+#: An operation's name, key and block count (alloc's).
+_STEP = (
     st.sampled_from(OP_NAMES),
     st.sampled_from(KEYS),
     st.integers(1, 3) | st.integers(0, MAX_POOL + 2),
 )
+#: One operation, with the shape an alloc gives (``SHAPES``).
+OPS: st.SearchStrategy[Op] = st.tuples(*_STEP, SHAPES)
+#: The same operations, every alloc without a shape: the lifecycle alone. Hypothesis
+#: draws exactly the steps it drew before the streams had shapes.
+LIFECYCLE_OPS: st.SearchStrategy[Op] = st.tuples(*_STEP).map(lambda step: (*step, None))
 
 
 def describe(value: object) -> object:
@@ -87,13 +102,15 @@ def describe(value: object) -> object:
         value.evictable,  # type: ignore[attr-defined]
         value._pin_count,  # type: ignore[attr-defined]
         value.block_ids,  # type: ignore[attr-defined]
+        value.shape,  # type: ignore[attr-defined]
     )
 
 
 def call(cache: EmbeddingCache | SeedCache, op: Op) -> Outcome:
     """Run one operation; the result described, or the exception's family."""
-    name, key, n = op
-    args: tuple[object, ...] = {"alloc": (key, n), "has_held_entries": ()}.get(name, (key,))
+    name, key, n, shape = op
+    alloc_args = (key, n) if shape is None else (key, n, shape)  # None: the default
+    args: tuple[object, ...] = {"alloc": alloc_args, "has_held_entries": ()}.get(name, (key,))
     try:
         return ("returned", describe(getattr(cache, name)(*args)))
     except AssertionError as exc:
@@ -132,7 +149,7 @@ def drain(ours: EmbeddingCache, seed: SeedCache) -> None:
     The queue is not observable directly; the order in which entries vanish is.
     """
     for i in range(ours.num_blocks + 1):
-        run_stream(ours, seed, [("alloc", f"drain{i}", 1)])
+        run_stream(ours, seed, [("alloc", f"drain{i}", 1, None)])
 
 
 def fifo_cache(num_blocks: int, how: str) -> EmbeddingCache:
