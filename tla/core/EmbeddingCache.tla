@@ -420,6 +420,16 @@ HeldBlocksStableProp ==
                          entries'[j].blocks \cap entries[k].blocks = {}]_vars
 
 -----------------------------------------------------------------------------
+(* A liveness property of the cache's state, whatever its callers: each    *)
+(* module of callers checks it under the fairness it states                *)
+(* (core/EmbeddingCacheCallers.tla, tla/protocol/).                        *)
+
+\* Every not-ready entry eventually becomes ready or is discarded.
+SaveResolvesProp ==
+    \A k \in Keys : (k \in Live /\ entries[k].pins = NotReady)
+                        ~> (k \notin Live \/ entries[k].pins # NotReady)
+
+-----------------------------------------------------------------------------
 THEOREM Spec => [](TypeOK /\ BlockConservationInv /\ EvictableCountInv
                    /\ HeldEntriesInv /\ QuiescenceInv)
 THEOREM Spec => EvictOnlyAsNeededProp /\ FailedAllocUnchangedProp

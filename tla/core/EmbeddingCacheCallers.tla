@@ -138,10 +138,9 @@ CallersSpec ==
 -----------------------------------------------------------------------------
 (* Liveness properties.                                                    *)
 
-\* Every not-ready entry eventually becomes ready or is discarded.
-SaveResolvesProp ==
-    \A k \in Keys : (k \in Live /\ entries[k].pins = NotReady)
-                        ~> (k \notin Live \/ entries[k].pins # NotReady)
+\* (SaveResolvesProp, every not-ready entry eventually ready or discarded,
+\* is the core's: a property of the cache's state, checked here under
+\* SaverFinishFairness and in tla/protocol/ under its callers' fairness.)
 
 \* Every pin is eventually released (by the reader that took it).
 PinReleasedProp ==

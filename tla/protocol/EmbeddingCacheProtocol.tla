@@ -11,23 +11,35 @@
 (* steps), so the step is a run of engine actions with the worker's     *)
 (* actions disabled, one cache call per action (each a Cache* action of  *)
 (* the glue: lastOp records it).  The worker completes the transfers    *)
-(* later: a save ends in mark_ready, a failed save in discard; a load,  *)
-(* done or failed, ends in the consumer's unpin.                         *)
+(* later: a save it made ends in mark_ready (or, failed, in discard); a  *)
+(* load, done or failed, ends in the consumer's unpin.                   *)
 (*                                                                         *)
-(* The instance's Roles: "producer" (computes the misses and saves them: *)
-(* alloc if the key is absent, the save dispatched, mark_ready when the  *)
-(* worker reports), "consumer" (loads the checked hits: pin, the load    *)
-(* dispatched, unpin when the worker reports), or both.                  *)
+(* The worker (vLLM 0.33's ECCPUWorker.save_caches): a save is made only *)
+(* for an encoder output the model runner computed in the step whose     *)
+(* metadata dispatched it.  A save dispatched for an item not computed   *)
+(* in that step is never made and never reported: its entry stays        *)
+(* not-ready for good (unmade).                                           *)
 (*                                                                         *)
-(* Order = "today": the check is get + ready (a query); then the         *)
-(* producer side runs for the computed items (its allocs may evict);     *)
-(* then, per checked hit, the consumer side (get, ready, pin: in one     *)
-(* scheduler step that is pin_if_ready's state change) and its producer  *)
-(* side (alloc if absent).  A hit the allocs evicted is then loaded      *)
-(* without a pin, and re-allocated as not-ready with a save dispatched  *)
-(* of an output never computed.                                          *)
-(* Order = "safe": the check pins each hit (pin_if_ready); then the      *)
-(* producer side for the misses; then the hits' loads are dispatched.   *)
+(* The instance's Roles: "producer" (alloc if the key is absent, the save *)
+(* dispatched, mark_ready when the worker reports), "consumer" (loads the *)
+(* checked hits: pin, the load dispatched, unpin when the worker         *)
+(* reports), or both.                                                     *)
+(*                                                                         *)
+(* Order = "vllm", vLLM 0.33's order: the check is has_cache_item (get + *)
+(* ready) per item, a query; then update_state_after_alloc per item, the *)
+(* computed items first and then the loaded ones, each running the       *)
+(* producer side (alloc if get is None; on success the save dispatched)  *)
+(* and then the consumer side (get, ready, pin and the load dispatched:  *)
+(* in one scheduler step that is pin_if_ready's state change).  The     *)
+(* alloc of a computed item may evict a checked hit: its producer side   *)
+(* then allocs it again, not-ready, with a save that is never made, and  *)
+(* its consumer side loads nothing.                                      *)
+(* Order = "safe", the plugin's protocol: the check pins each hit        *)
+(* (pin_if_ready; a lease, at the counts level a pin); the producer side *)
+(* runs for the computed items only; then the hits' loads are           *)
+(* dispatched.  A request the engine does not schedule after its check  *)
+(* (Unschedule) releases its check pins before the step ends, and its   *)
+(* misses are not computed.                                               *)
 (*                                                                         *)
 (* Bound of the model: the engine holds at most one pin per item (a      *)
 (* request names no item whose load is still in flight), so MaxPins = 1  *)
@@ -39,7 +51,7 @@ CONSTANTS
     Need,       \* Need[k]: the blocks of item k's encoder output
     Roles,      \* the instance's roles: a non-empty subset of Role
     MaxItems,   \* the most items a request has
-    Order       \* the engine's order of calls: "today" or "safe"
+    Order       \* the engine's order of calls: "vllm" or "safe"
 
 Role == {"producer", "consumer"}
 
@@ -47,7 +59,7 @@ ASSUME ProtocolAssumption ==
     /\ Need \in [Keys -> 1 .. N]
     /\ Roles \subseteq Role /\ Roles # {}
     /\ MaxItems \in 1 .. Cardinality(Keys)
-    /\ Order \in {"today", "safe"}
+    /\ Order \in {"vllm", "safe"}
 
 Producer == "producer" \in Roles
 Consumer == "consumer" \in Roles
@@ -55,22 +67,24 @@ Consumer == "consumer" \in Roles
 VARIABLES
     toCheck,    \* safe order: the request's items still to check (pin_if_ready)
     toProduce,  \* the items whose producer side is still to run (alloc if absent)
-    toLoad,     \* the checked hits whose load is still to dispatch
+    toLoad,     \* the items whose consumer side is still to run: vllm, every
+                \* item of the request; safe, the checked hits (pinned)
     computed,   \* the items whose output the current step computes (its misses)
-    saving,     \* the items with a save in flight (the worker writes them)
-    loads       \* loads[k] = 1: the engine holds a pin on k for its load
+    saving,     \* the saves in flight that the worker makes (of computed items)
+    unmade,     \* the saves dispatched for items not computed: never made
+    loads       \* loads[k] = 1: the engine holds a pin on k (the check's, the load's)
 
-engineVars == <<toCheck, toProduce, toLoad, computed, saving, loads>>
+engineVars == <<toCheck, toProduce, toLoad, computed, saving, unmade, loads>>
 \* (Listed, not <<fullVars, ...>>: TLC 2.15 cannot evaluate UNCHANGED of a
 \* tuple that reached this module through a bare INSTANCE.)
 cacheCallVars == <<entries, free, evictable, lastOp, policy>>
 protocolVars  == <<entries, free, evictable, lastOp, policy,
-                   toCheck, toProduce, toLoad, computed, saving, loads>>
+                   toCheck, toProduce, toLoad, computed, saving, unmade, loads>>
 
 ProtocolTypeOK ==
     /\ TypeOK
     /\ PolicyTypeOK
-    /\ {toCheck, toProduce, toLoad, computed, saving} \subseteq SUBSET Keys
+    /\ {toCheck, toProduce, toLoad, computed, saving, unmade} \subseteq SUBSET Keys
     /\ loads \in [Keys -> 0 .. 1]
 
 \* The check's answer for item k: get(k) returns an entry and it is ready.
@@ -88,22 +102,23 @@ Requests == {R \in SUBSET Keys : /\ R # {}
 ProtocolInit ==
     /\ CacheInit
     /\ toCheck = {} /\ toProduce = {} /\ toLoad = {} /\ computed = {}
-    /\ saving = {}
+    /\ saving = {} /\ unmade = {}
     /\ loads = [k \in Keys |-> 0]
 
 -----------------------------------------------------------------------------
 (* The engine's scheduler step.                                            *)
 
-\* Today's check: get + ready per item, a query of the cache.
-CheckToday(R) ==
-    /\ Order = "today"
+\* vLLM's check: has_cache_item (get + ready) per item, a query of the
+\* cache; then update_state_after_alloc for every item.
+CheckVllm(R) ==
+    /\ Order = "vllm"
     /\ Idle
     /\ R \in Requests
     /\ LET hits == IF Consumer THEN {k \in R : Cached(k)} ELSE {}
-       IN  /\ toLoad'    = hits
-           /\ computed'  = R \ hits
-           /\ toProduce' = IF Producer THEN R \ hits ELSE {}
-    /\ UNCHANGED <<toCheck, saving, loads>>
+       IN  computed' = R \ hits
+    /\ toProduce' = IF Producer THEN R ELSE {}
+    /\ toLoad'    = IF Consumer THEN R ELSE {}
+    /\ UNCHANGED <<toCheck, saving, unmade, loads>>
     /\ UNCHANGED cacheCallVars
 
 \* The safe order's step starts: a consumer checks each item by pinning it.
@@ -114,7 +129,7 @@ CheckSafe(R) ==
     /\ toCheck'   = IF Consumer THEN R ELSE {}
     /\ computed'  = IF Consumer THEN {} ELSE R
     /\ toProduce' = IF Consumer \/ ~Producer THEN {} ELSE R
-    /\ UNCHANGED <<toLoad, saving, loads>>
+    /\ UNCHANGED <<toLoad, saving, unmade, loads>>
     /\ UNCHANGED cacheCallVars
 
 \* The safe check of item k: pin_if_ready(k); a hit holds its pin for the
@@ -130,41 +145,75 @@ CheckPin(k) ==
           ELSE /\ computed'  = computed \cup {k}
                /\ toProduce' = IF Producer THEN toProduce \cup {k} ELSE toProduce
                /\ UNCHANGED <<loads, toLoad>>
-    /\ UNCHANGED saving
+    /\ UNCHANGED <<saving, unmade>>
 
-\* The producer side of item k: alloc if the key is absent, and on success
-\* the save dispatched; alloc returning None saves nothing.
+\* vllm order: the items whose update_state_after_alloc has not finished.
+Rest == toProduce \cup toLoad
+
+\* vllm order: the item whose producer side ran and whose consumer side has
+\* not yet (at most one: an item's update runs to its end before the next).
+Begun == IF Producer THEN toLoad \ toProduce ELSE {}
+
+\* vllm order: item k may be updated next; the computed items come first.
+NextInOrder(k) == k \in computed \/ computed \cap Rest = {}
+
+\* The producer side of item k: alloc if get(k) is None, and on success the
+\* save dispatched (made by the worker iff k is computed in this step);
+\* alloc returning None saves nothing.
 Produce(k) ==
     /\ toCheck = {}
     /\ k \in toProduce
+    /\ Order = "vllm" => Begun = {} /\ NextInOrder(k)
     /\ toProduce' = toProduce \ {k}
     /\ IF k \in Live
-          THEN UNCHANGED <<entries, free, evictable, lastOp, policy, saving>>
-          ELSE \/ CacheAlloc(k, Need[k]) /\ saving' = saving \cup {k}
-               \/ CacheAllocFail(k, Need[k]) /\ UNCHANGED saving
+          THEN UNCHANGED <<entries, free, evictable, lastOp, policy, saving, unmade>>
+          ELSE \/ /\ CacheAlloc(k, Need[k])
+                  /\ IF k \in computed
+                        THEN saving' = saving \cup {k} /\ UNCHANGED unmade
+                        ELSE unmade' = unmade \cup {k} /\ UNCHANGED saving
+               \/ CacheAllocFail(k, Need[k]) /\ UNCHANGED <<saving, unmade>>
     /\ UNCHANGED <<toCheck, toLoad, computed, loads>>
 
-\* The consumer side of checked hit k: its load dispatched.  Today it first
-\* gets, checks ready and pins (pin_if_ready's state change); if k is gone,
-\* the load goes out without a pin, and k's producer side runs next.  In the
-\* safe order k was pinned by the check.
+\* The consumer side of item k.  vllm: get, ready, pin and the load
+\* dispatched (pin_if_ready's state change); an item found absent or not
+\* ready is loaded by no one.  safe: k, a checked hit, was pinned by the
+\* check; its load is dispatched after the producer side.
 Load(k) ==
-    /\ toCheck = {} /\ toProduce = {}
-    /\ k \in toLoad
-    /\ toLoad' = toLoad \ {k}
-    /\ IF Order = "today"
-          THEN /\ CachePinIfReady(k)
+    /\ toCheck = {}
+    /\ k \in toLoad \ toProduce
+    /\ IF Order = "vllm"
+          THEN /\ Producer \/ NextInOrder(k)
+               /\ CachePinIfReady(k)
                /\ loads' = [loads EXCEPT ![k] = IF PinIfReadyHits(k) THEN 1 ELSE 0]
-               /\ toProduce' = IF Producer /\ ~PinIfReadyHits(k) THEN {k} ELSE {}
-          ELSE UNCHANGED <<entries, free, evictable, lastOp, policy, loads, toProduce>>
-    /\ UNCHANGED <<toCheck, computed, saving>>
+          ELSE /\ toProduce = {}
+               /\ UNCHANGED <<entries, free, evictable, lastOp, policy, loads>>
+    /\ toLoad' = toLoad \ {k}
+    /\ UNCHANGED <<toCheck, toProduce, computed, saving, unmade>>
+
+\* safe order: the engine does not schedule item k after its check (vLLM may
+\* check a request's items and then not schedule it): a hit's check pin is
+\* released before the step ends, a miss is not computed.
+Unschedule(k) ==
+    /\ Order = "safe"
+    /\ toCheck = {}
+    /\ k \in toLoad \cup toProduce
+    /\ IF k \in toLoad
+          THEN /\ CacheUnpin(k)
+               /\ loads'  = [loads EXCEPT ![k] = 0]
+               /\ toLoad' = toLoad \ {k}
+               /\ UNCHANGED <<toProduce, computed>>
+          ELSE /\ toProduce' = toProduce \ {k}
+               /\ computed'  = computed \ {k}
+               /\ UNCHANGED <<entries, free, evictable, lastOp, policy, loads, toLoad>>
+    /\ UNCHANGED <<toCheck, saving, unmade>>
 
 \* Any call of the engine inside a started step.
 EngineCall ==
-    \E k \in Keys : CheckPin(k) \/ Produce(k) \/ Load(k)
+    \E k \in Keys : CheckPin(k) \/ Produce(k) \/ Load(k) \/ Unschedule(k)
 
 -----------------------------------------------------------------------------
-(* The worker's reports, handled between scheduler steps.                  *)
+(* The worker's reports, handled between scheduler steps.  Only the saves *)
+(* it made (saving) are reported; an unmade save never is.                 *)
 
 \* The save of k completed: the producer marks the entry ready.
 SaveDone(k) ==
@@ -172,7 +221,7 @@ SaveDone(k) ==
     /\ k \in saving
     /\ CacheMarkReady(k)
     /\ saving' = saving \ {k}
-    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, loads>>
+    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, unmade, loads>>
 
 \* The save of k failed: the producer discards the not-ready entry.
 SaveFailed(k) ==
@@ -180,7 +229,7 @@ SaveFailed(k) ==
     /\ k \in saving
     /\ CacheDiscard(k)
     /\ saving' = saving \ {k}
-    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, loads>>
+    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, unmade, loads>>
 
 \* The load of k completed or failed: either way the consumer unpins.
 LoadDone(k) ==
@@ -188,10 +237,10 @@ LoadDone(k) ==
     /\ loads[k] = 1
     /\ CacheUnpin(k)
     /\ loads' = [loads EXCEPT ![k] = 0]
-    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, saving>>
+    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, saving, unmade>>
 
 ProtocolNext ==
-    \/ \E R \in SUBSET Keys : CheckToday(R) \/ CheckSafe(R)
+    \/ \E R \in SUBSET Keys : CheckVllm(R) \/ CheckSafe(R)
     \/ EngineCall
     \/ \E k \in Keys : SaveDone(k) \/ SaveFailed(k) \/ LoadDone(k)
 
@@ -201,9 +250,9 @@ ProtocolNext ==
 \* A started scheduler step runs to its end.
 EngineFinishFairness == WF_protocolVars(EngineCall)
 
-\* A dispatched save is reported, done or failed.  Strong: the reports are
-\* handled between steps, so an engine that keeps scheduling enables them
-\* only intermittently.
+\* A save the worker makes is reported, done or failed.  Strong: the
+\* reports are handled between steps, so an engine that keeps scheduling
+\* enables them only intermittently.
 SaveReportFairness == \A k \in Keys : SF_protocolVars(SaveDone(k) \/ SaveFailed(k))
 
 \* A dispatched load is reported and its pin released (strong, as above).
@@ -218,18 +267,22 @@ ProtocolSpec ==
     /\ LoadReleaseFairness
 
 -----------------------------------------------------------------------------
-(* The protocol's properties (spec/NAMES.md, "Protocol").                  *)
+(* The protocol's properties (spec/NAMES.md, "Protocol"); SaveResolvesProp *)
+(* (every not-ready entry eventually ready or discarded) is the core's.   *)
 
-\* An item the check reported cached is pinned when its load is dispatched.
+\* An item the check reported cached is pinned when its load is dispatched
+\* (its consumer side runs), unless the engine did not schedule it and
+\* released the pin its check took.
 CheckedHitPinnedProp ==
-    [][\A k \in toLoad \ toLoad' :
-          /\ loads'[k] = 1
-          /\ k \in DOMAIN entries'
-          /\ entries'[k].pins > 0]_protocolVars
+    [][\A k \in (toLoad \ toLoad') \ computed :
+          \/ /\ loads'[k] = 1
+             /\ k \in DOMAIN entries'
+             /\ entries'[k].pins > 0
+          \/ loads[k] = 1 /\ loads'[k] = 0]_protocolVars
 
 \* No save is dispatched for an item whose output was not computed.
 SaveOfComputedProp ==
-    [][\A k \in saving' \ saving : k \in computed]_protocolVars
+    [][\A k \in (saving' \cup unmade') \ (saving \cup unmade) : k \in computed]_protocolVars
 
 \* Every pin the protocol takes is eventually released.
 LoadPinReleasedProp == \A k \in Keys : (loads[k] = 1) ~> (loads[k] = 0)

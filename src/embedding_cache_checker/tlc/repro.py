@@ -18,15 +18,17 @@ bug the catalogue links to the model), it replays on that bug instead.
 Who changed the spec learns whether the code has the defect a counterexample
 shows (the test fails); who changed the code keeps a regression test.
 
-A model of the cache's callers (tag ``protocol``: an engine's order of calls,
-tla/protocol/) interleaves the callers' own steps (a check, a dispatch) with its
-calls; a step that changes none of the cache's variables (``lastOp`` included)
-made no call and is left out. Its finding is in the callers' order, not in the
-cache (MCProtocolToday: CheckedHitPinnedProp, a checked hit evicted by the alloc
-of a miss before it is pinned; MCProtocolTodaySaves: SaveOfComputedProp, that hit
-re-allocated for a save of an output never computed), so its test requires the
-real cache to follow the counterexample to its end: there, the code's own answer
-shows the finding (``Counterexample.callers``).
+A model of the cache's callers (tag ``protocol``: vLLM 0.33's callers and the
+safe order, tla/protocol/) interleaves the callers' own steps (a check, a
+dispatch, a grant) with its calls; a step that changes none of the cache's
+variables (``lastOp`` included) made no call and is left out. Its finding is in
+the callers, not in the cache (MCProtocolVllm: CheckedHitPinnedProp, a checked
+hit evicted by the alloc of a computed item before it is pinned;
+MCProtocolVllmSaves: SaveOfComputedProp, that hit re-allocated for a save of an
+output never computed; MCProducerSessionOverwrite: GrantPinsInv, a re-granted
+read's old pin held by no grant), so its test requires the real cache to follow
+the counterexample to its end: there, the code's own answer shows the finding
+(``Counterexample.callers``).
 Only a finite behaviour of the spec's operations can be replayed: a
 violated invariant or action property. A liveness counterexample (a lasso)
 or a model whose states record no operation is refused (``ReproError``).

@@ -1,10 +1,10 @@
 ------------------------------ MODULE MCProtocol ------------------------------
 (***************************************************************************)
 (* Root of the protocol models (EmbeddingCacheProtocol, fifo), one config  *)
-(* each: today's order, the safe order, and the safe order without one     *)
-(* fairness assumption (a spec below); tla/models.json gives what each     *)
-(* must report.  No symmetry and no view: the safe model checks liveness,  *)
-(* which TLC checks unsoundly with either.                                 *)
+(* each: vLLM 0.33's order (with and without fairness), the safe order,   *)
+(* and the safe order without one fairness assumption (a spec below);     *)
+(* tla/models.json gives what each must report.  No symmetry and no view: *)
+(* the fair models check liveness, which TLC checks unsoundly with either. *)
 (***************************************************************************)
 EXTENDS EmbeddingCacheProtocol, TLC
 
