@@ -35,3 +35,6 @@ _.__class__
 ADAPTER
 BUGS
 MODEL
+
+# vLLM calls the connector's construction seam by name (embedding_cache_vllm.connector).
+_._make_scheduler

@@ -1,0 +1,199 @@
+"""``VerifiedECCPUScheduler``: vLLM's ``ECCPUScheduler`` on the project's cache, safe order.
+
+vLLM 0.33's scheduler checks an item (``has_cache_item``: present and ready),
+then, per request, runs ``update_state_after_alloc`` for its computed items and
+then for its loaded ones. Upstream's update allocates a computed item first,
+which may evict a hit the check just reported; the hit is then neither loaded
+nor computed, and its producer side allocates it again and dispatches a save of
+an output the engine never computed. The worker never makes that save, so the
+entry stays not-ready, its blocks held, for ever (spec/PROTOCOLS.md section 3).
+
+Here the check takes a lease on the hit (``EmbeddingCache.lease``): a pinned
+entry cannot be evicted, so the hit survives the allocs that follow, and the
+lease *is* its load's pin (no second pin: the policy hears of one use). The
+producer side runs only for the items the check did not report as hits. A check
+lease whose load was not dispatched by the end of the step (vLLM checked a
+request it then did not schedule) is released in ``build_connector_meta``; a
+load's lease is released when every rank has reported its transfer, or ends by
+itself at its deadline when a report is lost (spec/SPEC.md section 12).
+
+Every override and why: docs/VLLM.md.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from vllm.distributed.ec_transfer.ec_connector.cpu.common import (
+    ECCPUConnectorMetadata,
+    ECCPUWorkerMetadata,
+)
+from vllm.distributed.ec_transfer.ec_connector.cpu.scheduler import ECCPUScheduler
+from vllm.logger import init_logger
+
+from embedding_cache import EmbeddingCache, Lease
+
+from .options import CacheOptions, parse_options
+from .version import require_supported_vllm
+
+if TYPE_CHECKING:
+    from vllm.config import VllmConfig
+    from vllm.v1.core.sched.output import SchedulerOutput
+    from vllm.v1.outputs import ECConnectorOutput
+    from vllm.v1.request import Request
+
+logger = init_logger(__name__)
+
+
+class VerifiedECCPUScheduler(ECCPUScheduler):
+    """``ECCPUScheduler`` with the project's ``EmbeddingCache`` and leases at the check.
+
+    ``clock`` is the cache's clock, which the leases' deadlines are read on
+    (``time.monotonic``; tests pass a fake one). Construction checks the vLLM
+    version and parses ``ec_connector_extra_config["embedding_cache"]`` before
+    anything else (the shared region included) is made.
+    """
+
+    def __init__(
+        self, vllm_config: VllmConfig, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        require_supported_vllm()
+        ec_config = vllm_config.ec_transfer_config
+        if ec_config is None:
+            raise ValueError("VerifiedECCPUScheduler: vllm_config.ec_transfer_config is None")
+        self.options: CacheOptions = parse_options(ec_config.ec_connector_extra_config)
+        self._clock = clock
+        # mm_hash -> the lease its check took this step; moved to _lease_loads when
+        # its load is dispatched, released at the step's end otherwise.
+        self._check_leases: dict[str, Lease] = {}
+        # transfer id -> (the load's lease, rank reports still outstanding), in
+        # dispatch order: every lease lasts as long, so deadlines are in that order.
+        self._lease_loads: dict[int, tuple[Lease, int]] = {}
+        self._verified: EmbeddingCache | None = None
+        super().__init__(vllm_config)
+        self._install_cache()
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        """The project's cache this scheduler holds (``_cache``, typed as it is)."""
+        if self._verified is None:
+            raise RuntimeError("VerifiedECCPUScheduler: the cache is not built yet")
+        return self._verified
+
+    def new_cache(self, num_blocks: int) -> EmbeddingCache:
+        """The cache over the region's ``num_blocks``, built from ``options`` (a
+        subclass may build a traced one). O(num_blocks)."""
+        o = self.options
+        return EmbeddingCache(
+            num_blocks,
+            eviction=o.eviction,
+            allocator=o.allocator,
+            clock=self._clock,
+            admission=o.admission,
+            contiguity=o.contiguity,
+        )
+
+    def _install_cache(self) -> None:
+        """Put the project's cache in place of upstream's, once (before NIXL's
+        producer session is given ``_cache``, when NIXL is on)."""
+        if self._verified is None:
+            self._verified = self.new_cache(self._region.num_blocks)
+            # The project's class is a drop-in for upstream's: every call vLLM makes
+            # on _cache (its NIXL sessions' included) exists with the same meaning.
+            self._cache = self._verified  # type: ignore[assignment]
+
+    def _setup_nixl(self, vllm_config: VllmConfig) -> None:
+        self._install_cache()
+        super()._setup_nixl(vllm_config)
+
+    def has_cache_item(self, identifier: str) -> bool:
+        """True only while this step holds a lease on the ready entry (the load's pin)."""
+        if not self._is_consumer:
+            return False
+        if identifier in self._pending_loads:  # loaded this step already, under its lease
+            return True
+        held = self._check_leases.get(identifier)
+        if held is not None and held.held:
+            return True
+        lease = self.cache.lease(identifier, self.options.load_lease_seconds)
+        if lease is None or not lease.held:
+            return False
+        self._check_leases[identifier] = lease
+        return True
+
+    def update_state_after_alloc(self, request: Request, index: int) -> None:
+        """A checked hit: its load, from the check's lease. Any other item: upstream's
+        update (the producer side allocs and dispatches the save of a computed item)."""
+        mm_hash = request.mm_features[index].identifier
+        lease = self._check_leases.pop(mm_hash, None)
+        if lease is not None:
+            self._dispatch_load(mm_hash, lease)
+        elif mm_hash not in self._pending_loads:
+            super().update_state_after_alloc(request, index)
+
+    def _dispatch_load(self, mm_hash: str, lease: Lease) -> None:
+        if not lease.held:  # it expired within the step: a step longer than the lease
+            renewed = self.cache.lease(mm_hash, self.options.load_lease_seconds)
+            if renewed is None or not renewed.held:
+                logger.error(
+                    "EC consumer: the lease on checked hit mm_hash=%s expired within the "
+                    "step and the entry is gone; raise load_lease_seconds",
+                    mm_hash,
+                )
+                return
+            lease = renewed
+        assert lease.shape is not None, f"EC consumer: mm_hash={mm_hash} was saved without shape"
+        transfer_id = self._next_transfer_id
+        self._next_transfer_id += 1
+        self._pending_loads[mm_hash] = (transfer_id, list(lease.block_ids), lease.shape)
+        self._lease_loads[transfer_id] = (lease, self._expected_load_reports)
+
+    def build_connector_meta(self, scheduler_output: SchedulerOutput) -> ECCPUConnectorMetadata:
+        """Upstream's meta; then the step's check leases whose load was not dispatched
+        are released, and the loads whose lease has ended are forgotten."""
+        meta = super().build_connector_meta(scheduler_output)
+        for lease in self._check_leases.values():
+            lease.release()
+        self._check_leases.clear()
+        self._forget_ended_loads()
+        return meta
+
+    def _forget_ended_loads(self) -> None:
+        """Drop the loads whose lease expired (a report was lost): a report that comes
+        later is stale and ignored. Amortized O(1): deadlines are in dispatch order."""
+        loads = self._lease_loads
+        while loads:
+            transfer_id = next(iter(loads))
+            if loads[transfer_id][0].held:
+                return
+            del loads[transfer_id]
+
+    def update_connector_output(self, connector_output: ECConnectorOutput) -> None:
+        """Upstream's (saves marked ready; it ignores transfer ids it did not pin);
+        then each leased load reported by every rank releases its lease."""
+        super().update_connector_output(connector_output)
+        meta = connector_output.ec_connector_worker_meta
+        if not isinstance(meta, ECCPUWorkerMetadata):
+            return
+        for transfer_id in meta.completed_loads:
+            pending = self._lease_loads.get(transfer_id)
+            if pending is None:  # stale, replayed, expired, or not a leased load
+                continue
+            lease, outstanding = pending
+            if outstanding > 1:
+                self._lease_loads[transfer_id] = (lease, outstanding - 1)
+                continue
+            del self._lease_loads[transfer_id]
+            lease.release()
+
+    def shutdown(self) -> None:
+        """Release every lease the plugin holds, then upstream's shutdown."""
+        for lease in self._check_leases.values():
+            lease.release()
+        for lease, _ in self._lease_loads.values():
+            lease.release()
+        self._check_leases.clear()
+        self._lease_loads.clear()
+        super().shutdown()
