@@ -38,3 +38,9 @@ MODEL
 
 # vLLM calls the connector's construction seam by name (embedding_cache_vllm.connector).
 _._make_scheduler
+
+# vLLM reads these by name from the harness's stand-ins: the region's cleanup, the
+# measured encoder widths and a request's transfer params (embedding_cache_checker.engine).
+_.cleanup
+_.mm_encoder_output_widths
+_.ec_transfer_params
