@@ -70,3 +70,16 @@ def test_a_report_after_the_deadline_is_stale() -> None:
     assert sched.cache.get("a").pin_count == 1
     sched.update_connector_output(report(loads=[second]))
     assert sched.cache.get("a").pin_count == 0
+
+
+def test_a_lease_shorter_than_the_load_lets_its_blocks_be_reused_under_the_copy() -> None:
+    """Why ``load_lease_seconds`` must outlast a load (docs/VLLM.md); and the worker's
+    block check (``reused_in_flight``) is shown to catch blocks reused in flight."""
+    settings, stream, faults = Settings(num_blocks=16_384), StreamSpec(steps=300), Faults(5)
+    reused = {}
+    for lease in (0.02, 30.0):  # reports come 5 steps (0.05 s) after the dispatch
+        options = (("load_lease_seconds", lease),)
+        result = run(EngineSpec(stream, settings, CacheChoice("plugin", options), faults, STEP))
+        reused[lease] = result.counters.reused_in_flight
+        assert result.counters.checked_hits_lost == 0 and result.end.held_blocks == 0
+    assert reused[0.02] > 0 and reused[30.0] == 0
