@@ -20,6 +20,7 @@ _.teardown
 pytestmark
 _switch_often
 pytest_collection_modifyitems
+pytest_sessionfinish
 
 # A context manager's __exit__ must take (type, value, traceback) even when it uses
 # none of them (tests/test_lock_structure.py).
