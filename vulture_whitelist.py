@@ -40,6 +40,21 @@ MODEL
 # vLLM calls the connector's construction seam by name (embedding_cache_vllm.connector).
 _._make_scheduler
 
+# vLLM's NIXL code calls the stubbed transports' methods and reads the scheduler's ack
+# timeout (tests/vllm_plugin/nixl_stubs.py).
+_._ack_timeout_s
+_.connect
+_.add_remote_peer
+_.remove_remote_peer
+_.post_read
+_.check_xfer_state
+_.release_xfer_handle
+_.deregister
+_.send
+_.get_agent_metadata
+_.get_mem_descriptor
+_.get_new_notifs
+
 # vLLM reads these by name from the harness's stand-ins: the region's cleanup, the
 # measured encoder widths and a request's transfer params (embedding_cache_checker.engine).
 _.cleanup

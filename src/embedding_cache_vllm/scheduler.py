@@ -17,6 +17,12 @@ request it then did not schedule) is released in ``build_connector_meta``; a
 load's lease is released when every rank has reported its transfer, or ends by
 itself at its deadline when a report is lost (spec/SPEC.md section 12).
 
+With NIXL on (spec/PROTOCOLS.md section 6) three more leaks are closed: an error
+in ``_start_xfer`` after its alloc discards the entry; the entries of the READs
+a dead peer's session dropped are discarded after a bounded hold; and the
+consumer's sessions are polled every step (``build_connector_meta``), not only
+when a request is scheduled.
+
 Every override and why: docs/VLLM.md.
 """
 
@@ -24,13 +30,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vllm.distributed.ec_transfer.ec_connector.cpu.common import (
     ECCPUConnectorMetadata,
     ECCPUWorkerMetadata,
 )
 from vllm.distributed.ec_transfer.ec_connector.cpu.scheduler import ECCPUScheduler
+from vllm.distributed.ec_transfer.ec_connector.cpu.session import (
+    _CONSUMER_QUARANTINE_TIMEOUT_S,
+    _CONSUMER_READ_TIMEOUT_S,
+)
 from vllm.logger import init_logger
 
 from embedding_cache import EmbeddingCache, Lease
@@ -45,6 +55,11 @@ if TYPE_CHECKING:
     from vllm.v1.request import Request
 
 logger = init_logger(__name__)
+
+#: How long the entry of a READ a dead peer's session dropped stays held before it
+#: is discarded: a READ's own deadline plus its quarantine in vLLM (20 + 60 s), so
+#: never sooner than vLLM itself would discard the same READ had its peer stayed up.
+PEER_DOWN_HOLD_S = _CONSUMER_READ_TIMEOUT_S + _CONSUMER_QUARANTINE_TIMEOUT_S
 
 
 class VerifiedECCPUScheduler(ECCPUScheduler):
@@ -71,6 +86,9 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
         # transfer id -> (the load's lease, rank reports still outstanding), in
         # dispatch order: every lease lasts as long, so deadlines are in that order.
         self._lease_loads: dict[int, tuple[Lease, int]] = {}
+        # mm_hash -> when its entry is discarded: the reads a dead peer's session
+        # dropped, in the order of their deadlines (_on_peer_down, _poll_step).
+        self._dropped_reads: dict[str, float] = {}
         self._verified: EmbeddingCache | None = None
         super().__init__(vllm_config)
         self._install_cache()
@@ -107,6 +125,55 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
     def _setup_nixl(self, vllm_config: VllmConfig) -> None:
         self._install_cache()
         super()._setup_nixl(vllm_config)
+
+    def _start_xfer(
+        self, mm_hash: str, info: dict[str, Any], size_bytes: int, shape: tuple[int, int]
+    ) -> bool:
+        """Upstream's start of a NIXL read; if it raises after its alloc (a missing or
+        bad ``peer_port``, ``transport.connect``, the session's constructor), the entry
+        it allocated is discarded, then the error goes on to upstream's admission (the
+        request fails or falls back as upstream). O(1) beyond upstream's."""
+        existed = self.cache.get(mm_hash) is not None
+        try:
+            return super()._start_xfer(mm_hash, info, size_bytes, shape)
+        except Exception:
+            entry = self.cache.get(mm_hash)
+            if not existed and entry is not None and not entry.ready:
+                self.cache.discard(mm_hash)
+            raise
+
+    def _on_peer_down(self, addr: Any) -> None:
+        """Upstream's, which closes the dead peer's session and so drops its READs in
+        flight or quarantined with their entries kept not-ready; each such entry is
+        discarded once ``PEER_DOWN_HOLD_S`` has passed (``_poll_step``): closing
+        releases the transfer handles, but NIXL's release of a READ in flight does not
+        stop its DMA (docs/VLLM.md). O(the session's xfers)."""
+        session = self._sessions.get(addr)
+        dropped: list[str] = []
+        if session is not None:
+            dropped = [x.mm_hash for x in session._xfers.values() if x.transfer_handle is not None]
+            dropped += [x.mm_hash for x in session._quarantined]
+        super()._on_peer_down(addr)
+        deadline = self._clock() + PEER_DOWN_HOLD_S
+        for mm_hash in dropped:
+            entry = self.cache.get(mm_hash)
+            if entry is not None and not entry.ready:
+                self._dropped_reads[mm_hash] = deadline
+
+    def _poll_step(self) -> None:
+        """Upstream's poll; then the entries of a dead peer's reads whose hold has
+        passed are discarded. Amortized O(1) beyond upstream's: the holds are in
+        order of their deadlines."""
+        super()._poll_step()
+        now, dropped = self._clock(), self._dropped_reads
+        while dropped:
+            mm_hash = next(iter(dropped))
+            if dropped[mm_hash] >= now:
+                return
+            del dropped[mm_hash]
+            entry = self.cache.get(mm_hash)
+            if entry is not None and not entry.ready:
+                self.cache.discard(mm_hash)
 
     def has_cache_item(self, identifier: str) -> bool:
         """True only while this step holds a lease on the ready entry (the load's pin)."""
@@ -151,14 +218,24 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
         self._lease_loads[transfer_id] = (lease, self._expected_load_reports)
 
     def build_connector_meta(self, scheduler_output: SchedulerOutput) -> ECCPUConnectorMetadata:
-        """Upstream's meta; then the step's check leases whose load was not dispatched
-        are released, and the loads whose lease has ended are forgotten."""
+        """With NIXL on, the consumer's sessions are polled if no request polled them
+        this step; then upstream's meta; then the step's check leases whose load was
+        not dispatched are released, and the loads whose lease has ended are forgotten."""
+        self._poll_if_idle()
         meta = super().build_connector_meta(scheduler_output)
         for lease in self._check_leases.values():
             lease.release()
         self._check_leases.clear()
         self._forget_ended_loads()
         return meta
+
+    def _poll_if_idle(self) -> None:
+        """With NIXL on, poll the consumer's sessions (``_poll_step``) unless a request
+        did this step (``ensure_cache_available`` polls at the first): a READ that
+        completes or fails then settles within a step, with or without requests."""
+        nixl_consumer = self._nixl_enabled and self._is_consumer and self._transport is not None
+        if nixl_consumer and self._first_in_batch:
+            self._poll_step()
 
     def _forget_ended_loads(self) -> None:
         """Drop the loads whose lease expired (a report was lost): a report that comes
@@ -196,4 +273,5 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
             lease.release()
         self._check_leases.clear()
         self._lease_loads.clear()
+        self._dropped_reads.clear()
         super().shutdown()
