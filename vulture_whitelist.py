@@ -40,8 +40,10 @@ MODEL
 # vLLM calls the connector's construction seam by name (embedding_cache_vllm.connector).
 _._make_scheduler
 
+# vLLM's ProducerSession.poll calls its sweep by name (embedding_cache_vllm.producer), and
 # vLLM's NIXL code calls the stubbed transports' methods and reads the scheduler's ack
 # timeout (tests/vllm_plugin/nixl_stubs.py).
+_._sweep_timeouts
 _._ack_timeout_s
 _.connect
 _.add_remote_peer

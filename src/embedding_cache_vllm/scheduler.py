@@ -21,7 +21,8 @@ With NIXL on (spec/PROTOCOLS.md section 6) three more leaks are closed: an error
 in ``_start_xfer`` after its alloc discards the entry; the entries of the READs
 a dead peer's session dropped are discarded after a bounded hold; and the
 consumer's sessions are polled every step (``build_connector_meta``), not only
-when a request is scheduled.
+when a request is scheduled. The producer session's grants pin by the cache's
+leases (``LeasedProducerSession``).
 
 Every override and why: docs/VLLM.md.
 """
@@ -46,6 +47,7 @@ from vllm.logger import init_logger
 from embedding_cache import EmbeddingCache, Lease
 
 from .options import CacheOptions, parse_options
+from .producer import LeasedProducerSession
 from .version import require_supported_vllm
 
 if TYPE_CHECKING:
@@ -123,8 +125,19 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
             self._cache = self._verified  # type: ignore[assignment]
 
     def _setup_nixl(self, vllm_config: VllmConfig) -> None:
+        """Upstream's setup on the project's cache; then its producer session is
+        replaced by a ``LeasedProducerSession`` over the same transport, data and
+        cache (built just now, it holds no grant yet)."""
         self._install_cache()
         super()._setup_nixl(vllm_config)
+        built = self._producer_session
+        if built is not None and not isinstance(built, LeasedProducerSession):
+            self._producer_session = LeasedProducerSession(
+                transport=built._transport,
+                data=built._data,
+                cache=self.cache,
+                compat_hash=built._compat_hash,
+            )
 
     def _start_xfer(
         self, mm_hash: str, info: dict[str, Any], size_bytes: int, shape: tuple[int, int]
