@@ -27,7 +27,9 @@
 (*     fix discards it (as the try does when session.start_xfer raises);  *)
 (*   "peerDown": close() drops the session's quarantined xfers, so the    *)
 (*     reads a peer down quarantined never settle; the fix keeps them     *)
-(*     polled until they settle.                                          *)
+(*     quarantined, their entries held, until they settle (Settle: at    *)
+(*     the latest at a deadline; the plugin: PEER_DOWN_HOLD_S, then      *)
+(*     discard, spec/PROTOCOLS.md section 6.1).                           *)
 (*                                                                         *)
 (* One producer peer; nothing else writes this cache (a consumer-only    *)
 (* instance): the reads' allocs evict the ready entries earlier reads    *)
@@ -165,7 +167,7 @@ PollRead(k) ==
 (* The peer goes down: _poll_step's poll_dead, then _on_peer_down.        *)
 
 \* The reads _on_peer_down ends (vLLM 0.33's close() also drops the
-\* quarantined ones; with the fix they stay, polled until they settle).
+\* quarantined ones; with the fix they stay quarantined until they settle).
 Ending == IF "peerDown" \in Fixes THEN {"waiting", "reading"}
                                   ELSE {"waiting", "reading", "quarantined"}
 
