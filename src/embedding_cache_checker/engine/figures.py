@@ -7,6 +7,9 @@
   pool on a shorter stream, for the per-configuration tests.
 - ``CONFIGURATIONS``: the cache configurations the plugin is held to, each
   under every policy of ``EVICTION_POLICIES`` (``plugin_options``).
+- ``leak_runs``: the rows of the leak table (``report``, ``bench --vllm``):
+  upstream's class, then per configuration vLLM's scheduler on the project's
+  cache and the plugin.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from embedding_cache import EVICTION_POLICIES
 
+from .choice import CacheChoice
 from .stream import StreamSpec
 from .stubs import Settings
 
@@ -39,3 +43,18 @@ def plugin_options() -> list[tuple[str, tuple[tuple[str, Any], ...]]]:
         for policy in EVICTION_POLICIES
         for name, extra in CONFIGURATIONS.items()
     ]
+
+
+#: The scheduler column of a run: vLLM's own ``ECCPUScheduler`` (today's order), or the plugin's.
+SCHEDULER_LABELS = {"upstream": "vLLM's", "project": "vLLM's", "plugin": "plugin"}
+
+
+def leak_runs() -> list[tuple[str, str, CacheChoice]]:
+    """(scheduler, cache, choice) of every row of the leak table, in report order: vLLM's
+    scheduler with upstream's class (one row: it has one policy), then for every
+    ``plugin_options`` label vLLM's scheduler on the project's cache and the plugin."""
+    rows = [(SCHEDULER_LABELS["upstream"], "upstream's", CacheChoice("upstream"))]
+    for label, options in plugin_options():
+        for kind in ("project", "plugin"):
+            rows.append((SCHEDULER_LABELS[kind], label, CacheChoice(kind, options)))
+    return rows

@@ -14,8 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..text_table import render_table
-from .choice import CacheChoice
-from .figures import LEAK, plugin_options
+from .figures import LEAK, leak_runs
 from .run import EngineSpec, RunResult, run
 
 HEADERS = (
@@ -52,11 +51,10 @@ def table(blocks: int, steps: int, seed: int) -> str:
     """Every run's row, upstream's first. O(runs x stream)."""
     settings = dataclasses.replace(LEAK[0], num_blocks=blocks)
     stream = dataclasses.replace(LEAK[1], steps=steps, seed=seed)
-    rows = [row("vLLM's", "upstream's", run(EngineSpec(stream, settings, CacheChoice())))]
-    for label, options in plugin_options():
-        for kind, scheduler in (("project", "vLLM's"), ("plugin", "plugin")):
-            result = run(EngineSpec(stream, settings, CacheChoice(kind, options)))
-            rows.append(row(scheduler, label, result))
+    rows = [
+        row(scheduler, cache, run(EngineSpec(stream, settings, choice)))
+        for scheduler, cache, choice in leak_runs()
+    ]
     return render_table(HEADERS, rows, right=range(2, len(HEADERS)))
 
 
