@@ -22,6 +22,8 @@ from . import (
     memory,
     plot,
     policies,
+    real_scheduler,
+    real_scheduler_report,
     report,
     runner,
     scale,
@@ -72,7 +74,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "in its own child process. A benchmark, not a test. "
             "With --policies: compare the eviction policies instead; with --beyond-seed "
             "(or one of its sections): measure the package beside the seed's class (see below); "
-            "with --connector: the engine's protocol around the cache (see below)."
+            "with --connector: the engine's protocol around the cache (see below); with "
+            "--vllm: vLLM's own EC scheduler, upstream's order beside the plugin (see below)."
         ),
         epilog=(
             "--policies: every eviction policy (embedding_cache.EVICTION_POLICIES), alone and "
@@ -107,7 +110,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "policy and --pools size, in today's order (check, alloc the misses, pin the "
             "hits), pin_if_ready at check, and a lease at check (if the build has leases); "
             f"--requests (default {connector_report.DEFAULT_REQUESTS:,}), --warmup (default "
-            f"{connector_report.DEFAULT_WARMUP:,}), --seed, --jobs as --policies."
+            f"{connector_report.DEFAULT_WARMUP:,}), --seed, --jobs as --policies. "
+            "--vllm: vLLM 0.33's real ECCPUScheduler (the [vllm] extra) driven on CPU, per "
+            "--pool-bytes pool (blocks = bytes / (--hidden-size x --dtype-bytes)): upstream's "
+            "class and the project's cache (every policy x stack, extents, extents + contiguity "
+            "4, doorkeeper) in vLLM's order, beside the plugin (the safe order), on one seeded "
+            f"stream of --steps steps (default {real_scheduler.DEFAULT_STEPS:,}): loads, checked "
+            "hits lost, entries never ready and their blocks, blocks held, and the scheduler's "
+            "median and p99 time per step over upstream's; one process per pool (--jobs). "
+            "A few minutes with the defaults."
         ),
     )
     parser.add_argument(
@@ -222,6 +233,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     _add_beyond_seed(parser)
     connector_report.add_arguments(parser)
+    real_scheduler_report.add_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -430,12 +442,15 @@ def run_beyond_seed(args: argparse.Namespace, sections: tuple[str, ...]) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run every requested build in a child process and print the combined report."""
     sections = beyond_sections(args)
-    if sum((bool(sections), args.policies, args.connector)) > 1:
+    if sum((bool(sections), args.policies, args.connector, args.vllm)) > 1:
         print(
-            "embedding-cache bench: --policies, --beyond-seed and --connector are separate runs",
+            "embedding-cache bench: --policies, --beyond-seed, --connector and --vllm are "
+            "separate runs",
             file=sys.stderr,
         )
         return 2
+    if args.vllm:
+        return real_scheduler_report.run(args, _progress)
     if args.connector:
         return connector_report.run(args, _progress)
     if sections:

@@ -1,0 +1,164 @@
+"""``bench --vllm``: vLLM's real scheduler per policy and configuration, upstream's order
+beside the plugin's, on a tiny configuration.
+
+The pool and stream are the harness's leak figures (``engine.figures.LEAK``: 16,384
+blocks, a 1,000-item catalogue, seed 0), cut to 200 steps, on which upstream's order
+already loses checked hits. Needs the ``[vllm]`` extra (vLLM with torch); the first
+run imports vLLM (~20 s), then each run takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from typing import Any
+
+import pytest
+from bench_cli import main
+
+from embedding_cache import EVICTION_POLICIES
+from embedding_cache_checker.bench import real_scheduler, real_scheduler_report
+from embedding_cache_checker.engine.figures import CONFIGURATIONS, LEAK
+
+ROW_BYTES = real_scheduler.DEFAULT_HIDDEN_SIZE * real_scheduler.DEFAULT_DTYPE_BYTES
+#: The leak figures' pool in bytes: 16,384 rows of 8 KiB, 128 MiB.
+POOL_BYTES = LEAK[0].num_blocks * ROW_BYTES
+ARGV = [
+    "bench",
+    "--vllm",
+    f"--pool-bytes={POOL_BYTES // (1 << 20)}MiB",
+    "--steps=200",
+    f"--catalogue={LEAK[1].catalogue}",
+    f"--seed={LEAK[1].seed}",
+    "--jobs=1",
+]
+
+
+def _run(argv: list[str]) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(_run([*ARGV, "--json"]))
+    return result
+
+
+@pytest.fixture(scope="module")
+def table() -> str:
+    return _run(ARGV)
+
+
+def test_the_json_report_has_every_row(measured: dict[str, Any]) -> None:
+    assert tuple(measured) == real_scheduler_report.REPORT_KEYS
+    assert measured["command"] == "embedding-cache bench --vllm"
+    (pool,) = measured["vllm"]["pools"]
+    assert (pool["pool_bytes"], pool["blocks"]) == (POOL_BYTES, LEAK[0].num_blocks)
+    assert (pool["steps"], pool["catalogue"]) == (200, LEAK[1].catalogue)
+    labels = [(row["scheduler"], row["cache"]) for row in pool["rows"]]
+    expected = [("vLLM's", "upstream's")]
+    expected += [
+        (scheduler, f"{policy}/{name}")
+        for policy in EVICTION_POLICIES
+        for name in CONFIGURATIONS
+        for scheduler in ("vLLM's", "plugin")
+    ]
+    assert labels == expected
+
+
+def test_upstream_leaks_and_the_plugin_holds_nothing(measured: dict[str, Any]) -> None:
+    (pool,) = measured["vllm"]["pools"]
+    upstream, *rows = pool["rows"]
+    assert upstream["kind"] == "upstream"
+    assert upstream["checked_hits_lost"] > 0
+    assert upstream["never_ready"] > 0 and upstream["never_ready_blocks"] > 0
+    assert upstream["held_blocks"] >= upstream["never_ready_blocks"]
+    assert upstream["pending_push_work"] is True
+    assert upstream["median_vs_upstream"] == upstream["p99_vs_upstream"] == 1.0
+    plugin = [row for row in rows if row["kind"] == "plugin"]
+    assert len(plugin) == len(EVICTION_POLICIES) * len(CONFIGURATIONS)
+    for row in plugin:
+        assert (row["checked_hits_lost"], row["saves_never_made"], row["reused_in_flight"]) == (
+            0,
+            0,
+            0,
+        ), row["cache"]
+        assert (row["never_ready"], row["never_ready_blocks"], row["held_blocks"]) == (0, 0, 0)
+        assert row["pending_push_work"] is False
+        assert row["loads"] == row["hits"] > 0
+    for row in pool["rows"]:
+        assert 0 < row["steps_timed"] <= 200
+        assert row["median_step_seconds"] > 0 and row["p99_step_seconds"] > 0
+        assert row["median_vs_upstream"] > 0 and row["p99_vs_upstream"] > 0
+
+
+def test_the_project_default_build_is_upstreams_to_the_block(measured: dict[str, Any]) -> None:
+    (pool,) = measured["vllm"]["pools"]
+    upstream, fifo = pool["rows"][:2]
+    assert fifo["cache"] == "fifo/stack" and fifo["kind"] == "project"
+    keys = ("loads", "checked_hits_lost", "never_ready", "never_ready_blocks", "held_blocks")
+    assert [fifo[key] for key in keys] == [upstream[key] for key in keys]
+
+
+def test_the_table_has_the_rows_and_columns(table: str, measured: dict[str, Any]) -> None:
+    lines = table.splitlines()
+    assert "8,192 bytes" in lines[0]
+    (pool,) = measured["vllm"]["pools"]
+    heading = "128 MiB pool = 16,384 blocks, catalogue 1,000 items, 200 steps ("
+    at = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    assert re.split(r"\s{2,}", lines[at + 1]) == [
+        "scheduler",
+        "cache",
+        "loads",
+        "lost",
+        "never ready",
+        "their blocks",
+        "blocks held",
+        "median",
+        "p99",
+    ]
+    body = lines[at + 3 : at + 3 + len(pool["rows"])]
+    for line, row in zip(body, pool["rows"], strict=True):
+        cells = re.split(r"\s{2,}", line)
+        # The same counts as the JSON run's: they are deterministic.
+        assert cells[:7] == [
+            row["scheduler"],
+            row["cache"],
+            f"{row['loads']:,}",
+            f"{row['checked_hits_lost']:,}",
+            f"{row['never_ready']:,}",
+            f"{row['never_ready_blocks']:,}",
+            f"{row['held_blocks']:,}",
+        ]
+        assert cells[7].endswith("x") and cells[8].endswith("x")
+    assert re.split(r"\s{2,}", body[0])[7:] == ["1.00x", "1.00x"]
+    assert any(line.startswith("note: ") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("1GiB", 1 << 30), ("4 GiB", 4 << 30), ("512mib", 512 << 20), ("1048576", 1 << 20)],
+)
+def test_pool_sizes_parse(text: str, size: int) -> None:
+    assert real_scheduler_report.parse_bytes(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "0", "1GB", "-1GiB", "1.5GiB"])
+def test_bad_pool_sizes_are_refused(text: str) -> None:
+    with pytest.raises(Exception, match="expected a size in bytes"):
+        real_scheduler_report.parse_bytes(text)
+
+
+def test_the_default_pools_hold_131072_and_524288_rows() -> None:
+    assert [size // ROW_BYTES for size in real_scheduler.DEFAULT_POOLS] == [131_072, 524_288]
+    assert [real_scheduler.catalogue_for(n) for n in (131_072, 524_288)] == [1_000, 4_000]
+
+
+def test_a_pool_smaller_than_an_item_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--vllm", "--pool-bytes=1MiB", "--steps=1"]) == 2
+    assert "fewer than an item's 2,048" in capsys.readouterr().err
