@@ -110,7 +110,11 @@ def function_variables(policy: EvictionPolicy) -> frozenset[str]:
     return frozenset(name for name, v in variables.items() if isinstance(v, Mapping))
 
 
-def _tla_post(post: AbstractState, functions: frozenset[str], door: tuple[str, ...]) -> str:
+def tla_post(post: AbstractState, functions: frozenset[str], door: tuple[str, ...]) -> str:
+    """A step's ``post`` record (the abstract state after it) as TLA+ text: ``entries``
+    (key -> ``[pins, blocks]``, blocks a count), one field per policy variable
+    (``functions``: those written as functions), ``free``, ``held`` and ``door``.
+    O(size of the state)."""
     if post.entries:
         entries = " @@ ".join(
             f"{tla_string(k)} :> [pins |-> {e.pins}, blocks |-> {e.blocks}]"
@@ -132,7 +136,7 @@ def _tla_post(post: AbstractState, functions: frozenset[str], door: tuple[str, .
 
 def _tla_step(step: TraceStep, functions: frozenset[str]) -> str:
     blocks = ", ".join(str(b) for b in step.block_ids or ())
-    post = _tla_post(step.post, functions, step.door)
+    post = tla_post(step.post, functions, step.door)
     return (
         f"[op |-> {tla_string(step.op)}, key |-> {tla_string(step.key)}, "
         f"n |-> {step.n_blocks or 0}, result |-> {tla_string(step.result)}, "
@@ -172,6 +176,15 @@ def policy_module(template: str, plan: PolicyPlan) -> str:
     if not found or not instances:
         raise ValueError(f"{TRACE_POLICY}.tla has no CONSTANTS line or INSTANCE to replace")
     return text
+
+
+def copy_modules(tla_dir: Path, work: Path, generated: Sequence[str]) -> None:
+    """Every module of tla/'s subfolders into ``work``, side by side (the launcher's
+    search path there: every folder under it), but the placeholders of the modules a
+    run generates (``generated``, by module name). O(modules)."""
+    for module in tla_dir.rglob("*.tla"):
+        if module.stem not in generated:
+            shutil.copy(module, work / module.name)
 
 
 def has_leases(trace: Sequence[TraceStep]) -> bool:
@@ -232,7 +245,7 @@ def _tla_lease_step(step: TraceStep, functions: frozenset[str]) -> str:
     blocks = ", ".join(str(b) for b in step.block_ids or ())
     return (
         f"[{head}, blocks |-> {{{blocks}}}, known |-> TRUE, "
-        f"post |-> {_tla_post(step.post, functions, step.door)}, "
+        f"post |-> {tla_post(step.post, functions, step.door)}, "
         f"lpost |-> {_tla_leases(step.leases)}]"
     )
 
@@ -352,12 +365,7 @@ def _run_batch(
     plan = plan_for(make_policy(eviction, num_blocks).name, tla_dir)
     with tempfile.TemporaryDirectory(prefix="ec-trace-") as tmp:
         work = Path(tmp)
-        # Every module of tla/'s subfolders, side by side in the run's directory (the
-        # launcher's search path: every folder under it), but the two placeholders
-        # this run generates.
-        for module in tla_dir.rglob("*.tla"):
-            if module.stem not in (TRACE_DATA, TRACE_POLICY):
-                shutil.copy(module, work / module.name)
+        copy_modules(tla_dir, work, (TRACE_DATA, TRACE_POLICY))
         module_text, config_text = traces_module(
             traces, num_blocks, eviction, plan.tla_constants, rule
         )
