@@ -10,7 +10,8 @@
   ``ec_connector_extra_config["embedding_cache"]``, as from vLLM's command line.
 
 ``traced`` builds the project's cache as a ``TracedEmbeddingCache``: every cache
-call is recorded (``tracing``), for trace validation of the protocol.
+call is recorded (``tracing``), for trace validation of the protocol. ``planted``
+names a planted bug of the plugin's scheduler (``planted``), for ``plugin`` only.
 """
 
 from __future__ import annotations
@@ -43,11 +44,13 @@ class CacheChoice:
     kind: str = "upstream"
     options: tuple[tuple[str, Any], ...] = ()
     traced: bool = False
+    planted: str = ""  # a planted bug of the plugin's scheduler (``planted.PLANTED``)
 
     def label(self) -> str:
-        """``kind`` and its options, for reports."""
+        """``kind`` (with its planted bug) and its options, for reports."""
         opts = ",".join(f"{k}={v}" for k, v in self.options)
-        return f"{self.kind}({opts})" if opts else self.kind
+        kind = f"{self.kind}+{self.planted}" if self.planted else self.kind
+        return f"{kind}({opts})" if opts else kind
 
 
 @dataclass
@@ -93,9 +96,13 @@ def build(choice: CacheChoice, settings: Settings, clock: Callable[[], float]) -
     """The scheduler of ``choice`` for ``settings`` (the region stubbed). O(num_blocks).
 
     Raises:
-        ValueError: an unknown ``kind``; CacheOptionError: a bad option.
+        ValueError: an unknown ``kind`` or planted bug, or a planted bug of another
+            kind than ``plugin``; CacheOptionError: a bad option.
     """
     from vllm.distributed.ec_transfer.ec_connector.cpu.scheduler import ECCPUScheduler
+
+    if choice.planted and choice.kind != "plugin":
+        raise ValueError(f"a planted scheduler is the plugin's, not {choice.kind!r}'s")
 
     if choice.kind == "upstream":
         with fake_region():
@@ -107,10 +114,12 @@ def build(choice: CacheChoice, settings: Settings, clock: Callable[[], float]) -
             scheduler = ECCPUScheduler(vllm_config(settings))
         return Built(scheduler, _trace_of(scheduler._cache))
     if choice.kind == "plugin":
+        from .planted import planted_scheduler
         from .plugin import plugin_scheduler
 
         config = vllm_config(dataclasses.replace(settings, cache_options=choice.options))
+        planted = planted_scheduler(choice.planted) if choice.planted else None
         with fake_region():
-            plugin = plugin_scheduler(config, clock, make if choice.traced else None)
+            plugin = plugin_scheduler(config, clock, make if choice.traced else None, planted)
         return Built(plugin, _trace_of(plugin.cache))
     raise ValueError(f"unknown cache choice {choice.kind!r}; the choices are {', '.join(KINDS)}")

@@ -4,6 +4,7 @@ Untraced, it is ``VerifiedECCPUScheduler`` itself: its cache built by its own
 ``new_cache`` from the options in ``ec_connector_extra_config``. Traced, a
 subclass builds the same cache as a ``TracedEmbeddingCache`` (the same options,
 through ``choice``'s factory), and the plugin's code runs otherwise unchanged.
+A planted bug (``planted``) is a subclass of that subclass, traced or not.
 """
 
 from __future__ import annotations
@@ -19,27 +20,31 @@ if TYPE_CHECKING:
 
 
 class TracedPluginScheduler(VerifiedECCPUScheduler):
-    """``VerifiedECCPUScheduler`` whose cache comes from ``make``."""
+    """``VerifiedECCPUScheduler`` whose cache comes from ``make`` (None: its own)."""
 
     def __init__(
         self,
         vllm_config: VllmConfig,
         clock: Callable[[], float],
-        make: Callable[[int], EmbeddingCache],
+        make: Callable[[int], EmbeddingCache] | None,
     ) -> None:
         self._make = make
         super().__init__(vllm_config, clock=clock)
 
     def new_cache(self, num_blocks: int) -> EmbeddingCache:
-        return self._make(num_blocks)
+        return super().new_cache(num_blocks) if self._make is None else self._make(num_blocks)
 
 
 def plugin_scheduler(
     config: VllmConfig,
     clock: Callable[[], float],
     make: Callable[[int], EmbeddingCache] | None = None,
+    planted: type[TracedPluginScheduler] | None = None,
 ) -> VerifiedECCPUScheduler:
-    """The plugin's scheduler for ``config``; its cache built by ``make`` if given."""
+    """The plugin's scheduler for ``config``; its cache built by ``make`` if given; of
+    the class ``planted`` (a planted bug, ``planted.PLANTED``) if given."""
+    if planted is not None:
+        return planted(config, clock, make)
     if make is None:
         return VerifiedECCPUScheduler(config, clock=clock)
     return TracedPluginScheduler(config, clock, make)
