@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -120,6 +121,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "planted bug's name (or 'linked') to run it on that bug"
         ),
     )
+    parser.add_argument(
+        "--engine-trace",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="SCHEDULERS",
+        help=(
+            "record runs of vLLM 0.33's real scheduler (needs vllm==0.33.0) and check each "
+            "with TLC: its cache calls against the cache's spec, and the engine's events "
+            "with those calls against the protocol model (tla/protocol/); print each "
+            "verdict: accepted, or rejected with the property and the step. SCHEDULERS, "
+            "comma-separated: vllm (vLLM's ECCPUScheduler on the project's cache), plugin, "
+            "or a planted bug of the plugin (save-for-hit, early-release); default "
+            "vllm,plugin"
+        ),
+    )
+    parser.add_argument(
+        "--engine-seed", type=int, default=None, help="engine-trace: the stream's seed"
+    )
+    parser.add_argument(
+        "--engine-steps", type=int, default=None, help="engine-trace: the scheduler steps"
+    )
     parser.set_defaults(func=run_command)
 
 
@@ -140,6 +163,15 @@ def _selectors_help() -> str:
     )
 
 
+def _list(models: list[Model]) -> None:
+    """``tlc --list``: one line per model of the selection."""
+    for m in models:
+        print(
+            f"{m.name:32} {m.policy or '-':7} {m.expect:30} {m.budget_seconds:>6g} s  "
+            f"{m.description}{f': {m.defect}' if m.defect else ''}"
+        )
+
+
 def _relay(model: str, line: str) -> None:
     """Relay one line of TLC progress to stderr."""
     print(f"[{model}] {line}", file=sys.stderr, flush=True)
@@ -153,12 +185,10 @@ def run_command(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         print(f"embedding-cache tlc: {exc}", file=sys.stderr)
         return EXIT_SETUP
+    if args.engine_trace is not None:
+        return _engine_trace(args, tla_dir)
     if args.list:
-        for m in models:
-            print(
-                f"{m.name:32} {m.policy or '-':7} {m.expect:30} {m.budget_seconds:>6g} s  "
-                f"{m.description}{f': {m.defect}' if m.defect else ''}"
-            )
+        _list(models)
         return EXIT_OK
     try:
         java, jar = locate_java(), locate_jar()
@@ -198,6 +228,40 @@ def run_command(args: argparse.Namespace) -> int:
         passed = sum(r.ok for r in results)
         print(f"\n{passed}/{len(results)} models met their expectation.")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _engine_trace(args: argparse.Namespace, tla_dir: Path) -> int:
+    """``tlc --engine-trace``: record each named scheduler's run and check its traces."""
+    from ..engine import VllmMissingError
+    from ..verify import engine_traces as et
+
+    names = [n.strip() for n in args.engine_trace.split(",") if n.strip()]
+    names = names or list(et.DEFAULT_SCHEDULERS)
+    unknown = [n for n in names if n not in et.SCHEDULERS]
+    if unknown:
+        print(
+            f"embedding-cache tlc --engine-trace: unknown {unknown}; the schedulers "
+            f"are {', '.join(et.SCHEDULERS)}",
+            file=sys.stderr,
+        )
+        return EXIT_SETUP
+    settings, stream = et.ENGINE_TRACE
+    if args.engine_seed is not None:
+        stream = dataclasses.replace(stream, seed=args.engine_seed)
+    if args.engine_steps is not None:
+        stream = dataclasses.replace(stream, steps=args.engine_steps)
+    try:
+        verdicts = et.check_engine_traces(names, tla_dir, settings, stream)
+    except (VllmMissingError, TlcSetupError) as exc:
+        print(f"embedding-cache tlc --engine-trace: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    if args.json:
+        print(json.dumps({"mode": "engine-trace", "traces": [v.to_json() for v in verdicts]}))
+    else:
+        print(et.describe(settings, stream))
+        for v in verdicts:
+            print("\n".join(v.lines()))
+    return EXIT_OK if all(v.ok for v in verdicts) else EXIT_FAILED
 
 
 class _Reported(Protocol):
