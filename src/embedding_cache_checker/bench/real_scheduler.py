@@ -52,7 +52,8 @@ DEFAULT_DTYPE_BYTES = 2
 #: Steps per pool by default. Upstream's row at 1 GiB fills the pool by step ~90 and
 #: loses ~2.5 checked hits per 1,000 steps; at 4 GiB by step ~400, and ~5 times fewer
 #: per step (a lost hit must be one of its step's few victims, among 4 times the
-#: entries): 6,000 steps show both leaks, in a few minutes.
+#: entries): 6,000 steps show both leaks, in a few minutes (docs/MEASURED.md,
+#: "vLLM's real scheduler at 1 GiB and 4 GiB").
 DEFAULT_STEPS = 6_000
 #: The catalogue scales with the pool: this many items per this many blocks.
 CATALOGUE_ITEMS = 1_000
