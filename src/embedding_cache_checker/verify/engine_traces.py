@@ -66,6 +66,12 @@ SCHEDULERS: dict[str, tuple[CacheChoice, str]] = {
     "plugin": (CacheChoice("plugin", traced=True), "safe"),
     **{name: (CacheChoice("plugin", traced=True, planted=name), "safe") for name in PLANTED},
 }
+#: What each scheduler is, for reports.
+DESCRIPTIONS = {
+    "vllm": "vLLM's ECCPUScheduler (vLLM's order) on the project's cache",
+    "plugin": "the plugin's VerifiedECCPUScheduler (the safe order)",
+    **{name: f"the plugin with a planted bug: {bug}" for name, bug in PLANTED.items()},
+}
 #: What ``--engine-trace`` checks when no scheduler is named.
 DEFAULT_SCHEDULERS = ("vllm", "plugin")
 
@@ -136,8 +142,8 @@ class EngineTraceVerdict:
         c = self.cache
         cache = "accepted" if c.accepted else f"REJECTED at call {c.matched + 1} {c.detail}"
         return [
-            f"{self.name}: {self.label}: {self.lost} checked hits lost, "
-            f"{self.never_made} saves never made",
+            f"{self.name}: {DESCRIPTIONS[self.name]}; checked hits lost: {self.lost}, "
+            f"saves never made: {self.never_made}",
             f"  cache spec: {cache} ({c.steps} calls; TLC {c.seconds:.1f} s)",
             f"  protocol:   {self.protocol.said()} (TLC {self.protocol.seconds:.1f} s)",
             f"  expected:   {self.expected}: {'ok' if self.ok else 'NOT MET'}",
