@@ -679,6 +679,11 @@ class _Index:
     def __index__(self) -> int:
         return self.value
 
+    def __repr__(self) -> str:
+        # Test ids show it: one text in every process (pytest-xdist's workers must
+        # collect the same ids), unlike object.__repr__'s address.
+        return f"_Index({self.value})"
+
 
 #: (allocator, admission, contiguity)
 Options = tuple[str, str | None, int]
