@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 
 import pytest
+from argument_kinds import Index, Size
 from cache_observe import (
     evictable_keys,
     free_count,
@@ -662,29 +663,6 @@ def test_a_cache_keeps_working_after_every_kind_of_error(eviction: str) -> None:
 # ---------------------------------------------------------------- the shape (vLLM 0.33)
 
 
-class _Size(tuple[int, ...]):
-    """A tuple subclass, as ``torch.Size`` is."""
-
-    __slots__ = ()
-
-
-class _Index:
-    """An int-like (``__index__``), as a numpy integer is."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: int) -> None:
-        self.value = value
-
-    def __index__(self) -> int:
-        return self.value
-
-    def __repr__(self) -> str:
-        # Test ids show it: one text in every process (pytest-xdist's workers must
-        # collect the same ids), unlike object.__repr__'s address.
-        return f"_Index({self.value})"
-
-
 #: (allocator, admission, contiguity)
 Options = tuple[str, str | None, int]
 
@@ -783,8 +761,8 @@ def test_the_shape_defaults_to_none_as_upstream() -> None:
         ((0, 0), (0, 0)),
         ((3, 4), (3, 4)),
         ((10**30, 1), (10**30, 1)),  # not checked against n_blocks
-        (_Size((3, 4)), (3, 4)),
-        ((_Index(3), _Index(4)), (3, 4)),
+        (Size((3, 4)), (3, 4)),
+        ((Index(3), Index(4)), (3, 4)),
         ((True + 2, 4), (3, 4)),  # an int computed from a bool is a plain int
     ],
     ids=repr,
@@ -821,8 +799,8 @@ BAD_SHAPES: list[tuple[object, type[Exception], str]] = [
     ((-1, 4), ValueError, "shape[0] must be >= 0, got -1"),
     ((3, -2), ValueError, "shape[1] must be >= 0, got -2"),
     ((-1, -2), ValueError, "shape[0] must be >= 0, got -1"),
-    ((_Index(-5), 4), ValueError, "shape[0] must be >= 0, got -5"),
-    (_Size((3, -1)), ValueError, "shape[1] must be >= 0, got -1"),
+    ((Index(-5), 4), ValueError, "shape[0] must be >= 0, got -5"),
+    (Size((3, -1)), ValueError, "shape[1] must be >= 0, got -1"),
 ]
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from argument_kinds import Index, Size
 from cache_observe import POLICY_CASES, observe
 
 import embedding_cache
@@ -119,27 +120,6 @@ class StrLike:
 
     def __repr__(self) -> str:
         return f"StrLike({self.value!r})"
-
-
-class Size(tuple[int, ...]):
-    """A subclass of tuple (like ``torch.Size``): a well-formed shape."""
-
-    __slots__ = ()
-
-
-class Index:
-    """Not an int, but has ``__index__`` (like a numpy integer): a well-formed count."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: int) -> None:
-        self.value = value
-
-    def __index__(self) -> int:
-        return self.value
-
-    def __repr__(self) -> str:
-        return f"Index({self.value})"
 
 
 # --------------------------------------------------------------------------
