@@ -38,8 +38,9 @@ from ..abstraction import AbstractState, abstract_state
 from ..text_table import render_table as table
 from .model_code import code_params, policy_factory
 from .planted import by_name
+from .policy_step_properties import properties_for, step_violations
 from .replay import ACTION_TO_OPERATION, result_kind, step_text
-from .step_properties import CodeStep, properties_for, step_violations
+from .step_properties import CodeStep
 
 #: Run a generated test on a planted bug of the catalogue instead of the real code: the
 #: bug's name (``planted.by_name``), or ``LINKED``: the bug planting the model's mistake.

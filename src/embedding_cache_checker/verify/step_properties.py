@@ -208,28 +208,3 @@ STEP_PROPERTIES: dict[str, StepPredicate] = {
     "HeldBlocksStableProp": held_blocks_stable,
     "MisuseUnchangedProp": misuse_unchanged,
 }
-
-
-def properties_for(policy: str, order_property: str) -> dict[str, StepPredicate]:
-    """Every step property of a cache with policy ``policy``, by name: the shared ones,
-    the policy's order property and the policy's own (its checker adapter's
-    ``step_properties``, e.g. gdsf's GdsfClockInv). O(1) after the adapter's import."""
-    from ..policies import adapter  # the adapters import this module's CodeStep
-
-    return {
-        **STEP_PROPERTIES,
-        order_property: order_kept,
-        **adapter(policy).step_properties,
-    }
-
-
-def step_violations(step: CodeStep) -> list[tuple[str, str]]:
-    """(name, detail) of every step property the step breaks, under the running policy.
-    O(N + entries + the policy's abstract)."""
-    policy = step.before.policy
-    found = []
-    for name, holds in properties_for(policy.name, policy.order_property).items():
-        detail = holds(step)
-        if detail is not None:
-            found.append((name, detail))
-    return found
