@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from embedding_cache_checker.tlc.manifest import (
     PASS,
     ManifestError,
     Model,
+    derived_manifest,
     find_tla_dir,
     load_manifest,
     select_models,
@@ -66,7 +66,7 @@ SAFETY = {
     "AllocFailsOnlyWhenShortProp",
     "HeldBlocksStableProp",
     *(cls.order_property for cls in EVICTION_POLICIES.values()),
-    *(name for part in adapters().values() for name in part.step_properties),
+    *(name for part in adapters().values() for name in part.transition_properties),
 }
 LIVENESS = {"SaveResolvesProp", "PinReleasedProp", "AllocEventuallySucceedsProp"}
 
@@ -85,7 +85,7 @@ def test_every_model_has_a_policy_field() -> None:
     """Every model names its policy; every registered policy has models, and no model
     names a policy the registry lacks."""
     tla_dir = find_tla_dir()
-    raw = json.loads((tla_dir / "models.json").read_text())["models"]
+    raw = derived_manifest(tla_dir).models
     assert all("policy" in m for m in raw)
     assert {m["policy"] for m in raw} == POLICIES | {None}
 

@@ -8,7 +8,6 @@ check is shown to fail on a planted copy. O(total size of the modules).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -27,10 +26,9 @@ GLUE = "EmbeddingCachePolicy.tla"
 def policy_modules(tla_dir: Path) -> dict[str, str]:
     """Each policy's TLA+ module file, from the manifest: ``trace_module`` of the entry
     its trace validation instantiates (tla/models.json). O(manifest size)."""
-    raw = json.loads((tla_dir / "models.json").read_text(encoding="utf-8"))
     return {
         entry["policy"]: f"{entry['trace_module']}.tla"
-        for entry in [*raw["models"], *raw.get("replay_models", [])]
+        for entry in manifest_entries(tla_dir)
         if entry.get("trace_module")
     }
 

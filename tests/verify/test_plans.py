@@ -1,4 +1,5 @@
-"""Each policy's conformance plan is derived from the registry and tla/models.json.
+"""Each policy's conformance plan is derived from the registry and the manifest
+(tla/models.json with each policy's tla/policies/NAME/policy.json).
 
 No TLC: the manifest is read, and broken copies of it are written to a temporary
 directory.
@@ -15,7 +16,7 @@ import pytest
 
 from embedding_cache.policies import EVICTION_POLICIES, FifoPolicy
 from embedding_cache_checker.tlc.command import EXIT_SETUP
-from embedding_cache_checker.tlc.manifest import MANIFEST_NAME, find_tla_dir
+from embedding_cache_checker.tlc.manifest import MANIFEST_NAME, derived_manifest, find_tla_dir
 from embedding_cache_checker.verify import command
 from embedding_cache_checker.verify.graph_dump import model_files
 from embedding_cache_checker.verify.plans import (
@@ -54,7 +55,8 @@ def test_the_plans_are_the_ones_the_manifest_gives() -> None:
     assert fifo.planted == "MCReplayWide" and fifo.trace_params == {}
     assert gdsf.full_replay == ("MCReplayGdsf", "MCReplayLeaseGdsf", *(f"{r}Gdsf" for r in rules))
     assert gdsf.planted == "MCReplayGdsf" and gdsf.planted_lease == "MCReplayLeaseGdsf"
-    names = ("Fifo", "Gdsf", "S3Fifo", "Sieve")
+    # Every policy's, named from its module (the registry's policies, none listed).
+    names = {p.trace_module.removeprefix("EmbeddingCache") for p in plans.values()}
     assert {p.planted_lease for p in plans.values()} == {f"MCReplayLease{n}" for n in names}
     assert {p.planted_admission for p in plans.values()} == {f"MCReplayAdmission{n}" for n in names}
     assert {p.planted_contiguity for p in plans.values()} == {
@@ -128,15 +130,17 @@ def test_an_alloc_rules_replay_input_is_not_the_policys_planted_model(tmp_path: 
 
 
 def test_every_replay_input_is_replayed_and_every_policy_is_registered() -> None:
-    data = json.loads((TLA_DIR / MANIFEST_NAME).read_text(encoding="utf-8"))
-    assert all(entry["replay"] in ("full", "bounded") for entry in data["replay_models"])
+    derived = derived_manifest(TLA_DIR)
+    assert all(entry["replay"] in ("full", "bounded") for entry in derived.replay_models)
     policies = {e.get("policy") for e in manifest_entries(TLA_DIR)} - {None}
     assert policies == set(EVICTION_POLICIES)
 
 
 def _copy(tmp_path: Path, edit: Any) -> Path:
-    """tla/models.json alone, copied to ``tmp_path`` after ``edit(data)``."""
-    data = json.loads((TLA_DIR / MANIFEST_NAME).read_text(encoding="utf-8"))
+    """The manifest with every policy's entries derived and written out flat (no
+    families, no policy folders), copied to ``tmp_path`` after ``edit(data)``."""
+    derived = derived_manifest(TLA_DIR)
+    data = {"models": derived.models, "replay_models": derived.replay_models}
     edit(data)
     (tmp_path / MANIFEST_NAME).write_text(json.dumps(data), encoding="utf-8")
     return tmp_path

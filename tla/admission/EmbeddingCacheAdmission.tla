@@ -91,12 +91,11 @@ AdmissionNext ==
 
 AdmissionSpec == AdmissionInit /\ [][AdmissionNext]_admissionVars
 
-\* The state without lastOp (no action reads it; README.md, Reductions):
-\* the view of a policy whose state is finite as it is (fifo, s3fifo,
-\* sieve); a root whose policy state is not (gdsf's clock) gives
-\* AdmissionViewOf its canonical form (MCAdmissionGdsf).
+\* The state without lastOp (no action reads it; README.md, Reductions),
+\* the policy's state as its ViewState hook gives it (itself, or a
+\* canonical form of a state that is not finite: gdsf's clock).
 AdmissionViewOf(p) == <<entries, free, evictable, p, door>>
-AdmissionView == AdmissionViewOf(policy)
+AdmissionView == AdmissionViewOf(ViewState(policy))
 
 -----------------------------------------------------------------------------
 (* Properties.                                                            *)

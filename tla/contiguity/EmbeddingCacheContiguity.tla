@@ -75,11 +75,11 @@ ContiguityNext ==
 
 ContiguitySpec == Glue!CacheInit /\ [][ContiguityNext]_contiguityVars
 
-\* The state without lastOp (no action reads it; README.md, Reductions):
-\* the view of a policy whose state is finite as it is; a root whose policy
-\* state is not (gdsf's clock) gives ContiguityViewOf its canonical form.
+\* The state without lastOp (no action reads it; README.md, Reductions),
+\* the policy's state as its ViewState hook gives it (itself, or a
+\* canonical form of a state that is not finite: gdsf's clock).
 ContiguityViewOf(p) == <<entries, free, evictable, p>>
-ContiguityView == ContiguityViewOf(policy)
+ContiguityView == ContiguityViewOf(ViewState(policy))
 
 -----------------------------------------------------------------------------
 (* Properties, stated against the policy's order, not the loop above.     *)

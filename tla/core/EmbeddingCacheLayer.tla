@@ -14,7 +14,8 @@ EXTENDS EmbeddingCacheLib, EmbeddingCacheParams
 
 CONSTANTS   \* the policy's hooks (EmbeddingCachePolicy), bound by name by the root
     PInit, Admit(_, _, _), Forget(_, _), Ready(_, _, _), Hit(_, _),
-    Hold(_, _), Release(_, _, _), HasVictim(_), EvictOne(_, _)
+    Hold(_, _), Release(_, _, _), HasVictim(_), EvictOne(_, _),
+    ViewState(_)    \* the policy state as views compare it (the policy's)
 
 VARIABLE
     policy      \* the policy's state (the root's policy module's)

@@ -45,7 +45,8 @@ EXTENDS EmbeddingCacheLib, EmbeddingCacheParams, EmbeddingCacheLeaseParams
 
 CONSTANTS   \* the policy's hooks (EmbeddingCachePolicy), bound by name by the root
     PInit, Admit(_, _, _), Forget(_, _), Ready(_, _, _), Hit(_, _),
-    Hold(_, _), Release(_, _, _), HasVictim(_), EvictOne(_, _)
+    Hold(_, _), Release(_, _, _), HasVictim(_), EvictOne(_, _),
+    ViewState(_)    \* the policy state as views compare it (the policy's)
 
 VARIABLE
     policy      \* the policy's state (the root's policy module's)
@@ -236,10 +237,9 @@ LeaseShape(l) ==
 LeaseViewOf(p) == <<entries, free, evictable, p, plain, settled,
                      Glue!BagOf(LeaseIds, LeaseShape)>>
 
-\* The view of a policy whose state is finite as it is (fifo, s3fifo, sieve);
-\* a root whose policy state is not (gdsf's clock) gives LeaseViewOf its
-\* canonical form (MCLeaseGdsf).
-LeaseView == LeaseViewOf(policy)
+\* The view: the policy's state as its ViewState hook gives it (itself, or
+\* a canonical form of a state that is not finite: gdsf's clock).
+LeaseView == LeaseViewOf(ViewState(policy))
 
 -----------------------------------------------------------------------------
 (* Properties.                                                             *)

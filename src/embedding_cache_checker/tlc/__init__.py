@@ -5,7 +5,8 @@ The modules, each with one job:
 * ``jar``: find TLC's jar and Java; the java command line's start; the version probe.
 * ``process``: the one launcher: a ``TlcCommand`` started as a ``TlcProcess``.
 * ``patterns``: every pattern of TLC's output.
-* ``manifest``: read ``tla/models.json``; ``config``: read a model's ``.cfg``.
+* ``manifest``: read ``tla/models.json``; ``families``: derive each policy's models
+  from the manifest's families and its ``policy.json``; ``config``: read a model's ``.cfg``.
 * ``output``: parse TLC's output (outcome, statistics, trace).
 * ``counterexample``: name what a failure violated, and its readable step table;
   ``steps``: the step table itself.

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .families import Derived, FamilyError, expand
+
 #: The manifest's file name inside the tla/ directory.
 MANIFEST_NAME = "models.json"
 
@@ -103,8 +105,14 @@ def _model(raw: dict[str, Any]) -> Model:
         raise ManifestError(f"bad manifest entry {raw!r}: {exc}") from exc
 
 
-def load_manifest(tla_dir: Path) -> list[Model]:
-    """Return the manifest's models in order; raise ManifestError if invalid."""
+def derived_manifest(tla_dir: Path) -> Derived:
+    """Every model entry: tla/models.json's own, then each policy's (its entry's and
+    those the families derive for it: ``families.expand``, which writes their files
+    under tla/generated/). O(entries).
+
+    Raises:
+        ManifestError: the manifest or a policy entry cannot be read or is malformed.
+    """
     path = tla_dir / MANIFEST_NAME
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -112,7 +120,27 @@ def load_manifest(tla_dir: Path) -> list[Model]:
         raise ManifestError(f"cannot read {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
         raise ManifestError(f"{path}: expected an object with a 'models' list")
-    models = [_model(raw) for raw in data["models"]]
+    for section in ("models", "replay_models", "families"):
+        raw = data.get(section, [])
+        if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+            raise ManifestError(f"{path}: {section} must be a list of objects")
+    try:
+        return expand(tla_dir, data)
+    except (FamilyError, KeyError, TypeError, ValueError) as exc:
+        raise ManifestError(f"{path}: {exc}") from exc
+
+
+def manifest_entries(tla_dir: Path) -> list[dict[str, Any]]:
+    """Every raw model entry, ``models`` then ``replay_models`` (:func:`derived_manifest`).
+    O(entries)."""
+    derived = derived_manifest(tla_dir)
+    return [*derived.models, *derived.replay_models]
+
+
+def load_manifest(tla_dir: Path) -> list[Model]:
+    """Return the manifest's models in order; raise ManifestError if invalid."""
+    path = tla_dir / MANIFEST_NAME
+    models = [_model(raw) for raw in derived_manifest(tla_dir).models]
     names = [m.name for m in models]
     duplicates = {n for n in names if names.count(n) > 1}
     if duplicates:

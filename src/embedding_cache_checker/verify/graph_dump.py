@@ -15,14 +15,13 @@ contiguity on the extents allocator) comes from the entry's ``admission``,
 
 from __future__ import annotations
 
-import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..tlc.config import read_config
-from ..tlc.manifest import MANIFEST_NAME
+from ..tlc.manifest import ManifestError, manifest_entries
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
 from .model_code import SEED_RULE, CacheRule, cache_rule
@@ -50,18 +49,13 @@ class DumpedModel:
 
 
 def manifest_entry(tla_dir: Path, model: str) -> dict[str, Any]:
-    """The raw manifest entry of ``model`` ({} when the manifest does not list it). O(models)."""
+    """The raw manifest entry of ``model`` ({} when the manifest does not list it or
+    cannot be read), each policy's entries included. O(models)."""
     try:
-        data = json.loads((tla_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        entries = manifest_entries(tla_dir)
+    except ManifestError:
         return {}
-    if not isinstance(data, dict):
-        return {}
-    for section in ("models", "replay_models"):  # replay inputs are not checked by `tlc`
-        for raw in data.get(section, ()):
-            if isinstance(raw, dict) and raw.get("name") == model:
-                return raw
-    return {}
+    return next((raw for raw in entries if raw.get("name") == model), {})
 
 
 def model_files(tla_dir: Path, model: str) -> tuple[str, str]:

@@ -29,7 +29,6 @@ What is not in the manifest (seeds, steps, threads) is a constant here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Any
 from embedding_cache.policies import EVICTION_POLICIES
 
 from ..tlc.manifest import MANIFEST_NAME, ManifestError
+from ..tlc.manifest import manifest_entries as read_entries
 
 #: Seeds and length of the clean sequential traces recorded per policy.
 SEQUENTIAL_SEEDS = (1, 2, 3)
@@ -114,25 +114,16 @@ class PolicyPlan:
 
 
 def manifest_entries(tla_dir: Path) -> list[dict[str, Any]]:
-    """Every raw entry of the manifest (``models``, then ``replay_models``). O(entries).
+    """Every raw entry of the manifest (``models``, then ``replay_models``), each
+    policy's included (``tlc.manifest.manifest_entries``). O(entries).
 
     Raises:
-        PlanError: the manifest cannot be read or is not an object of entry lists.
+        PlanError: the manifest or a policy entry cannot be read or is malformed.
     """
-    path = tla_dir / MANIFEST_NAME
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise PlanError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise PlanError(f"{path}: expected a JSON object")
-    entries: list[dict[str, Any]] = []
-    for section in SECTIONS:
-        raw = data.get(section, [])
-        if not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
-            raise PlanError(f"{path}: {section} must be a list of objects")
-        entries += raw
-    return entries
+        return read_entries(tla_dir)
+    except ManifestError as exc:
+        raise PlanError(str(exc)) from exc
 
 
 def _where(tla_dir: Path) -> str:

@@ -40,6 +40,10 @@ HasVictim(p) == p.queue # <<>>
 \* Evict the head of the queue.
 EvictOne(p, sz) == [victim |-> Head(p.queue), p |-> [p EXCEPT !.queue = Tail(@)]]
 
+\* The policy state as the layers' views compare it (EmbeddingCacheLayer):
+\* finite as it is, so itself.
+ViewState(p) == p
+
 -----------------------------------------------------------------------------
 INSTANCE EmbeddingCachePolicy
 

@@ -66,6 +66,12 @@ EvictOne(p, sz) ==
                          !.order = Remove(@, v),
                          !.clock = NextClock(p.clock, p.prio[v])]]
 
+\* The policy state as the layers' views compare it (EmbeddingCacheLayer):
+\* the clock grows without bound, so each priority relative to it (the
+\* clock shift of tla/README.md, Reductions: adding a constant to clock and
+\* every prio maps behaviours to behaviours).
+ViewState(p) == [p EXCEPT !.prio = [k \in DOMAIN @ |-> @[k] - p.clock], !.clock = 0]
+
 -----------------------------------------------------------------------------
 INSTANCE EmbeddingCachePolicy
 

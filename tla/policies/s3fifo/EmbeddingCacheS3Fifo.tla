@@ -95,6 +95,10 @@ EvictOne(p, sz) ==
                      p |-> [p EXCEPT !.main = Tail(@),
                                      !.freq = Drop(@, k), !.home = Drop(@, k)]]
 
+\* The policy state as the layers' views compare it (EmbeddingCacheLayer):
+\* finite as it is, so itself.
+ViewState(p) == p
+
 -----------------------------------------------------------------------------
 INSTANCE EmbeddingCachePolicy
 

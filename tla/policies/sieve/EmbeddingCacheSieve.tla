@@ -73,6 +73,10 @@ Sweep(p, i) ==
 
 EvictOne(p, sz) == Sweep(p, Start(p))
 
+\* The policy state as the layers' views compare it (EmbeddingCacheLayer):
+\* finite as it is, so itself.
+ViewState(p) == p
+
 -----------------------------------------------------------------------------
 INSTANCE EmbeddingCachePolicy
 
