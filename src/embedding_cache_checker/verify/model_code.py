@@ -19,15 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from embedding_cache.admission import (
-    ADMISSION_FILTERS,
-    AdmissionFilter,
-    AdmissionSpec,
-    make_admission,
-)
-from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
+from embedding_cache import ADMISSION_FILTERS, DEFAULT_ALLOCATOR, AdmissionFilter
 from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, make_policy
-from embedding_cache.state import CacheState
+from embedding_cache.verification import AdmissionSpec, CacheState, make_admission
 
 #: What builds the code's policy: a name in ``EVICTION_POLICIES`` or a factory of ``num_blocks``.
 PolicyFactory = str | Callable[[int], EvictionPolicy]

@@ -29,10 +29,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from embedding_cache import invariants
-from embedding_cache.cache import EmbeddingCache
+from embedding_cache import EmbeddingCache
 from embedding_cache.policies import EVICTION_POLICIES
-from embedding_cache.verification import state_of
+from embedding_cache.verification import invariants, state_of
 
 from ..abstraction import AbstractState, abstract_state
 from ..text_table import render_table as table

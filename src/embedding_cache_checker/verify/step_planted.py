@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from embedding_cache.errors import CacheError
+from embedding_cache import CacheError
 from embedding_cache.policies import PolicySpec
 from embedding_cache.verification import LEASE_OPERATIONS
 

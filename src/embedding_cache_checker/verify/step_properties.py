@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from embedding_cache.errors import CacheError
-from embedding_cache.state import CacheState
+from embedding_cache import CacheError
+from embedding_cache.verification import CacheState
 
 from ..abstraction import policy_view
 
