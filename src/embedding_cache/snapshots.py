@@ -17,7 +17,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from .extent_pool import ExtentPool
+from .free_blocks import FreeBlocks
 from .policies import VictimPlan
 from .state import CacheState
 
@@ -129,7 +129,7 @@ class RunSeeker:
     def __init__(self, s: CacheState, n: int) -> None:
         free = s.free
         # The extents without their membership map (a tracked pool's): only runs are asked.
-        self._scratch = ExtentPool.copy(free) if isinstance(free, ExtentPool) else free.copy()
+        self._scratch = FreeBlocks.copy(free) if isinstance(free, FreeBlocks) else free.copy()
         self._entries = s.entries
         self._given = 0
         self._k = s.contiguity

@@ -41,8 +41,8 @@ from embedding_cache import EmbeddingCache
 from embedding_cache_checker.cli import main
 from embedding_cache_checker.tlc.config import read_config
 from embedding_cache_checker.tlc.manifest import PASS, find_tla_dir, load_manifest
-from embedding_cache_checker.tlc.repro import PROTOCOL_TAG, calls_only
-from embedding_cache_checker.verify.repro import Counterexample, replay
+from embedding_cache_checker.tlc.repro_writer import PROTOCOL_TAG, calls_only
+from embedding_cache_checker.verify.counterexample_replay import Counterexample, replay
 from embedding_cache_checker.verify.tla_values import TlaValue
 
 TLA_DIR = find_tla_dir()

@@ -37,16 +37,21 @@ from embedding_cache_checker.cli import main
 from embedding_cache_checker.tlc.config import read_config
 from embedding_cache_checker.tlc.manifest import Model
 from embedding_cache_checker.tlc.output import parse_output, parse_trace
-from embedding_cache_checker.tlc.repro import ReproError, build_case, read_states, render_test
+from embedding_cache_checker.tlc.repro_writer import (
+    ReproError,
+    build_case,
+    read_states,
+    render_test,
+)
 from embedding_cache_checker.tlc.runner import ModelResult
-from embedding_cache_checker.verify.planted import PLANTED, QUERY_BUGS, by_name, for_tla_model
-from embedding_cache_checker.verify.repro import (
+from embedding_cache_checker.verify.counterexample_replay import (
     LINKED,
     REPRO_BUG_ENV,
     Counterexample,
     code_under_test,
     replay,
 )
+from embedding_cache_checker.verify.planted import PLANTED, QUERY_BUGS, by_name, for_tla_model
 from tlc.repro_models import BUG_MODELS, LINKED_MODELS, MODELS, UNREPLAYED_TAGS
 
 # The bug models --repro turns into tests, and which it leaves out and why: one home.

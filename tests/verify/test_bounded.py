@@ -23,6 +23,7 @@ from embedding_cache_checker.verify.options import Job, VerifyOptions
 from embedding_cache_checker.verify.planted import PlantedBug
 from embedding_cache_checker.verify.report import VerifyReport
 from embedding_cache_checker.verify.state_graph import load_dot
+from embedding_cache_checker.verify.verdicts import step_ok
 
 EXCERPT = Path(__file__).parent / "data" / "smoke_excerpt.dot"
 #: Small limits, so a runaway is stopped within a few seconds.
@@ -85,7 +86,7 @@ def test_a_runaway_bug_gives_up_naming_the_bug_and_the_step(
         assert " gave up after " in said[0] and " MB (over its " in said[0]
         assert any(m.startswith(f"planted bug RunawayAbstract, step {step}") for m in messages)
     job.report.seconds["planted"] = 1.0
-    assert job.report.step_ok("planted") is False
+    assert step_ok(job.report, "planted") is False
 
 
 def _spin() -> None:

@@ -15,7 +15,8 @@ from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.tracing import LEASE_STEPS, TracedEmbeddingCache, TraceStep
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import by_name, for_policy
-from embedding_cache_checker.verify.step_planted import planted_recordings, validate_recordings
+from embedding_cache_checker.verify.planted_recording import planted_recordings
+from embedding_cache_checker.verify.planted_validation import validate_recordings
 from embedding_cache_checker.verify.step_traces import trace_eviction
 from embedding_cache_checker.verify.traces import (
     has_leases,

@@ -32,10 +32,12 @@ from embedding_cache_checker.verify.main_job import (
 )
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.profile import CI
-from embedding_cache_checker.verify.replay import Mismatch, ReplayReport
-from embedding_cache_checker.verify.step_models import own_model, tlc_models
-from embedding_cache_checker.verify.step_table import STEP_BY_NAME, STEP_TABLE
+from embedding_cache_checker.verify.replay import GraphReplayReport, Mismatch
+from embedding_cache_checker.verify.report_json import report_json
+from embedding_cache_checker.verify.step_models import tlc_models
+from embedding_cache_checker.verify.step_table import STEP_TABLE
 from embedding_cache_checker.verify.traces import TraceVerdict
+from embedding_cache_checker.verify.verdicts import VERDICTS, run_ok, step_ok
 
 #: The sections every policy has, with the top-level's fields.
 SECTIONS = ("tlc", "conformance", "trace_validation", "crosshair", "planted", "linearizability")
@@ -44,7 +46,7 @@ PLANS = load_plans(find_tla_dir())
 
 
 def _replay(policy: str, model: str, mismatches: int = 0) -> ReplayRun:
-    report = ReplayReport(policy=policy, states=10, edges_total=40, edges_replayed=40)
+    report = GraphReplayReport(policy=policy, states=10, edges_total=40, edges_replayed=40)
     report.disabled_checked = 7
     report.mismatches = [Mismatch("1", "alloc('k1', 1)", "differs")] * mismatches
     return ReplayRun(policy, model, report, True, 1.0, 2.0)
@@ -104,7 +106,7 @@ def _report(broken: str | None = None) -> VerifyReport:
 
 
 def test_top_level_keys_are_kept_and_policies_added() -> None:
-    data = _report().to_json()
+    data = report_json(_report())
     assert list(data)[:7] == ["ok", *SECTIONS]
     assert set(data["policies"]) == set(EVICTION_POLICIES)
     for policy, section in data["policies"].items():
@@ -115,7 +117,7 @@ def test_top_level_keys_are_kept_and_policies_added() -> None:
 
 
 def test_top_level_summarises_all_policies() -> None:
-    data = _report().to_json()
+    data = report_json(_report())
     n = len(EVICTION_POLICIES)
     assert data["trace_validation"]["traces"] == n
     assert data["planted"]["count"] == 2 * n
@@ -140,10 +142,10 @@ def test_top_level_summarises_all_policies() -> None:
 def test_a_non_linearizable_history_fails_its_policy_only() -> None:
     report = _report()
     report.linearizability["s3fifo"] = _lin("s3fifo", ok=False)
-    data = report.to_json()
-    assert report.step_ok("linearizability") is False and data["ok"] is False
-    assert report.step_ok("linearizability", "s3fifo") is False
-    assert report.step_ok("linearizability", "fifo") is True
+    data = report_json(report)
+    assert step_ok(report, "linearizability") is False and data["ok"] is False
+    assert step_ok(report, "linearizability", "s3fifo") is False
+    assert step_ok(report, "linearizability", "fifo") is True
     assert data["policies"]["s3fifo"]["ok"] is False and data["policies"]["gdsf"]["ok"] is True
     assert data["linearizability"]["not_linearizable"] == 1
     assert data["policies"]["s3fifo"]["linearizability"]["witness"].startswith("NOT")
@@ -151,11 +153,11 @@ def test_a_non_linearizable_history_fails_its_policy_only() -> None:
 
 def test_a_mismatch_fails_its_policy_and_the_whole_run_only() -> None:
     report = _report(broken="gdsf")
-    data = report.to_json()
+    data = report_json(report)
     assert data["ok"] is False
-    assert report.step_ok("conformance") is False
-    assert report.step_ok("conformance", "gdsf") is False
-    assert report.step_ok("conformance", "fifo") is True
+    assert step_ok(report, "conformance") is False
+    assert step_ok(report, "conformance", "gdsf") is False
+    assert step_ok(report, "conformance", "fifo") is True
     assert data["policies"]["gdsf"]["ok"] is False and data["policies"]["fifo"]["ok"] is True
     assert data["policies"]["gdsf"]["conformance"]["mismatches"] == 2
 
@@ -163,17 +165,17 @@ def test_a_mismatch_fails_its_policy_and_the_whole_run_only() -> None:
 def test_a_missed_planted_bug_fails_the_planted_step() -> None:
     report = _report()
     report.planted[0].traces = False
-    assert report.step_ok("planted") is False
-    assert report.step_ok("planted", report.planted[0].policy) is False
-    assert report.step_ok("planted", "s3fifo") is True
+    assert step_ok(report, "planted") is False
+    assert step_ok(report, "planted", report.planted[0].policy) is False
+    assert step_ok(report, "planted", "s3fifo") is True
     assert all(report.planted[1].link(link) is not False for link in LINKS)
 
 
 def test_an_error_in_one_policy_fails_that_policy() -> None:
     report = _report()
     report.fail("s3fifo", "traces", "FileNotFoundError: no trace spec")
-    data = report.to_json()
-    assert report.step_ok("traces", "s3fifo") is False and report.step_ok("traces", "fifo")
+    data = report_json(report)
+    assert step_ok(report, "traces", "s3fifo") is False and step_ok(report, "traces", "fifo")
     assert data["policies"]["s3fifo"]["errors"] == [
         "traces [s3fifo]: FileNotFoundError: no trace spec"
     ]
@@ -183,28 +185,28 @@ def test_an_error_in_one_policy_fails_that_policy() -> None:
 def test_a_policy_without_models_of_its_own_fails_tlc() -> None:
     report = _report()
     report.seconds["tlc"] = 1.0
-    assert report.step_ok("tlc", "gdsf") is False  # no TLC result at all
+    assert step_ok(report, "tlc", "gdsf") is False  # no TLC result at all
 
 
 def test_skipped_steps_are_none() -> None:
     report = VerifyReport()
-    assert all(report.step_ok(step) is None for step in STEPS)
-    assert report.ok  # nothing ran, nothing failed
+    assert all(step_ok(report, step) is None for step in STEPS)
+    assert run_ok(report)  # nothing ran, nothing failed
 
 
-def test_every_step_is_in_the_table_once_with_one_runner() -> None:
+def test_every_step_is_in_the_table_once_with_one_runner_and_one_verdict() -> None:
     assert tuple(step.name for step in STEP_TABLE) == STEPS
+    assert tuple(VERDICTS) == STEPS
     for step in STEP_TABLE:
         assert (step.run_once is None) != (step.run_per_policy is None), step.name
 
 
-def test_a_step_verdict_comes_from_its_table_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_step_verdict_comes_from_its_entry(monkeypatch: pytest.MonkeyPatch) -> None:
     report = _report()
-    assert report.step_ok("traces") is True
-    step = dataclasses.replace(STEP_BY_NAME["traces"], verdict=lambda _report, _policy: False)
-    monkeypatch.setitem(STEP_BY_NAME, "traces", step)
-    assert report.step_ok("traces") is False and report.step_ok("traces", "fifo") is False
-    assert report.step_ok("planted") is True  # the other steps keep their own
+    assert step_ok(report, "traces") is True
+    monkeypatch.setitem(VERDICTS, "traces", lambda _report, _policy: False)
+    assert step_ok(report, "traces") is False and step_ok(report, "traces", "fifo") is False
+    assert step_ok(report, "planted") is True  # the other steps keep their own
 
 
 def test_tlc_runs_the_chosen_policies_models_and_the_shared_ones_only() -> None:
@@ -216,35 +218,6 @@ def test_tlc_runs_the_chosen_policies_models_and_the_shared_ones_only() -> None:
     assert "MCSmoke" not in names and "MCBigGdsf" not in names  # fifo's; not default-run
     assert tlc_models(models, EVICTION_POLICIES) == default_models(models)
     assert [m.name for m in tlc_models(models, [])] == ["MCCore"]
-
-def test_one_policys_own_models_leave_out_the_shared_layers_it_stands_in_for() -> None:
-    models = load_manifest(find_tla_dir())
-    own = {m.name for m in tlc_models(models, ["fifo"], shared=False)}
-    assert {"MCSmoke", "MCDeep", "MCFifoRefinesCore", "MCBugFifoHeadInsert"} <= own
-    assert {
-        "MCLeaseFifo",
-        "MCAdmissionFifo",
-        "MCContiguityFifo",
-        "MCBugContiguityExtraNewest",
-    } <= own
-    # The core, the protocols, liveness and the shared layers' bug models stand fifo in
-    # for any policy: a run of every policy (or --shared) checks them.
-    shared = {"MCCore", "MCProtocolVllm", "MCLiveness", "MCBugPinAlwaysDecrements"}
-    shared |= {"MCBugLeaseExpireAtDeadline", "MCBugAdmissionForgetsDoor"}
-    assert not shared & own
-    everything = tlc_models(models, EVICTION_POLICIES)
-    assert set(everything) == set(tlc_models(models, EVICTION_POLICIES, shared=False)) | {
-        m for m in everything if not own_model(m)
-    }
-    for policy in EVICTION_POLICIES:  # every policy keeps models of its own
-        assert tlc_models(models, [policy], shared=False), policy
-
-
-def test_the_cli_checks_the_shared_layers_for_every_policy_or_with_shared() -> None:
-    assert command._options(_args(), CI).shared
-    assert not command._options(_args("--policy", "fifo"), CI).shared
-    assert command._options(_args("--policy", "fifo", "--shared"), CI).shared
-
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -281,8 +254,8 @@ def _run_lin(histories: int) -> VerifyReport:
 
 def test_the_linearizability_step_checks_histories_and_catches_every_mutant() -> None:
     report = _run_lin(histories=5)
-    assert report.ok and report.seconds["linearizability"] > 0
-    section = report.to_json()["policies"]["fifo"]["linearizability"]
+    assert run_ok(report) and report.seconds["linearizability"] > 0
+    section = report_json(report)["policies"]["fifo"]["linearizability"]
     assert section["histories"] == section["linearizable"] == 5
     assert section["operations"] == 5 * 64  # 8 threads x 8 calls
     assert section["ok"] is True and section["seconds"] > 0
@@ -299,5 +272,5 @@ def test_the_linearizability_step_fails_on_a_cache_that_is_not_linearizable(
     # The "real" cache replaced by a mutant: its histories must not all be linearizable.
     monkeypatch.setattr(lin_report, "_real", MUTANTS["split_alloc"])
     report = _run_lin(histories=20)
-    assert report.step_ok("linearizability") is False and not report.ok
-    assert report.to_json()["linearizability"]["not_linearizable"] > 0
+    assert step_ok(report, "linearizability") is False and not run_ok(report)
+    assert report_json(report)["linearizability"]["not_linearizable"] > 0

@@ -29,9 +29,11 @@ from embedding_cache_checker.verify.main_job import (
     run_verify,
 )
 from embedding_cache_checker.verify.profile import NIGHTLY
-from embedding_cache_checker.verify.stateful_step import junit_counts, run_pytest
+from embedding_cache_checker.verify.pytest_run import junit_counts, run_pytest
+from embedding_cache_checker.verify.report_json import report_json
 from embedding_cache_checker.verify.step_models import config_depth
 from embedding_cache_checker.verify.tlc_steps import big_models, bug_model_names, policy_simulations
+from embedding_cache_checker.verify.verdicts import run_ok, step_ok
 
 # ---------------------------------------------------------------- the deep replay's cut
 
@@ -155,8 +157,8 @@ def test_the_distributed_step_holds_with_no_big_model(monkeypatch: pytest.Monkey
     )
     messages: list[str] = []
     report = run_verify(options, progress=messages.append)
-    assert report.step_ok("distributed") is True and report.ok
-    assert report.to_json()["distributed"] == {"ok": True, "workers": 2, "models": []}
+    assert step_ok(report, "distributed") is True and run_ok(report)
+    assert report_json(report)["distributed"] == {"ok": True, "workers": 2, "models": []}
     assert any("no big model" in m for m in messages)
 
 
@@ -171,10 +173,10 @@ def test_a_simulation_that_finished_no_trace_fails_the_step() -> None:
     report = VerifyReport(policies=("fifo", "gdsf"))
     report.seconds["simulate"] = 20.0
     report.simulations = [_simulation("fifo", traces=12), _simulation("gdsf", traces=0)]
-    assert report.step_ok("simulate", "fifo") is True
-    assert report.step_ok("simulate", "gdsf") is False  # nothing was simulated
-    assert report.step_ok("simulate") is False and not report.ok
-    section = report.to_json()["policies"]["gdsf"]["simulate"]
+    assert step_ok(report, "simulate", "fifo") is True
+    assert step_ok(report, "simulate", "gdsf") is False  # nothing was simulated
+    assert step_ok(report, "simulate") is False and not run_ok(report)
+    section = report_json(report)["policies"]["gdsf"]["simulate"]
     assert section["ok"] is False and section["models"][0]["ok"] is False
     report.simulations[1] = _simulation("gdsf", traces=0, result="SomeInv")
-    assert report.step_ok("simulate", "gdsf") is False  # a pass model must pass
+    assert step_ok(report, "simulate", "gdsf") is False  # a pass model must pass

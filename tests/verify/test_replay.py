@@ -24,6 +24,12 @@ from embedding_cache.state import CacheState
 from embedding_cache.verification import LEASE_OPERATIONS
 from embedding_cache_checker.abstraction import abstract_state, block_state
 from embedding_cache_checker.tlc.manifest import find_tla_dir
+from embedding_cache_checker.verify.alloc_rule import (
+    SEED_RULE,
+    AllocRule,
+    check_rule,
+    rule_of_entry,
+)
 from embedding_cache_checker.verify.graph_dump import (
     DumpedModel,
     dump_state_graph,
@@ -32,11 +38,7 @@ from embedding_cache_checker.verify.graph_dump import (
 )
 from embedding_cache_checker.verify.lease_replay import replay_any_graph
 from embedding_cache_checker.verify.model_code import (
-    SEED_RULE,
-    CacheRule,
-    cache_rule,
     check_constants,
-    check_rule,
     code_name,
     code_params,
     policy_constants,
@@ -45,9 +47,10 @@ from embedding_cache_checker.verify.model_code import (
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
 from embedding_cache_checker.verify.planted.admission import DoorkeeperForgets
+from embedding_cache_checker.verify.planted_replay import planted_replay, replay_model
 from embedding_cache_checker.verify.replay import (
     REAL_OPERATIONS,
-    ReplayReport,
+    GraphReplayReport,
     clone,
     expected_result,
     replay_graph,
@@ -55,7 +58,6 @@ from embedding_cache_checker.verify.replay import (
 )
 from embedding_cache_checker.verify.spec_read import last_op, spec_abstract
 from embedding_cache_checker.verify.state_graph import StateGraph
-from embedding_cache_checker.verify.step_planted import planted_replay, replay_model
 from embedding_cache_checker.verify.tla_values import TlaValue, parse_state
 
 # ---------------------------------------------------------------- a hand-made graph
@@ -86,7 +88,7 @@ TINY = StateGraph(
 TINY_KEYS, TINY_N, TINY_MAX_PINS = ["k1"], 1, 1
 
 
-def _replay_tiny(**overrides: Callable[..., Any]) -> ReplayReport:
+def _replay_tiny(**overrides: Callable[..., Any]) -> GraphReplayReport:
     ops = {**REAL_OPERATIONS, **overrides}
     return replay_graph(TINY, TINY_KEYS, TINY_N, TINY_MAX_PINS, ops)
 
@@ -161,7 +163,7 @@ def test_tiny_graph_catches_a_wrong_operation(
     )
 
 
-def _replay_alloc_returns_ready(**options: Any) -> ReplayReport:
+def _replay_alloc_returns_ready(**options: Any) -> GraphReplayReport:
     """The tiny graph replayed with an alloc that returns a ready entry (every alloc edge
     mismatches), with ``replay_graph``'s ``options``."""
     ops = {**REAL_OPERATIONS, "alloc": _alloc_returns_ready}
@@ -218,7 +220,7 @@ EXACT = StateGraph(
     edges=[("0", target, "UnnamedAction") for target in "12345"],
     initial=["0"],
 )
-CONTIGUOUS = CacheRule(allocator="extents", contiguity=1)
+CONTIGUOUS = AllocRule(allocator="extents", contiguity=1)
 
 
 def _code_choice() -> str:
@@ -256,11 +258,11 @@ def test_counting_blocks_every_choice_of_ids_is_an_edge_to_replay() -> None:
 
 
 def test_a_report_that_skips_edges_is_complete_only_block_exact() -> None:
-    skipped = ReplayReport(edges_total=3, edges_replayed=2, edges_other_choice=1)
+    skipped = GraphReplayReport(edges_total=3, edges_replayed=2, edges_other_choice=1)
     assert not skipped.complete and not skipped.ok
-    exact = ReplayReport(edges_total=3, edges_replayed=2, edges_unreached=1, block_exact=True)
+    exact = GraphReplayReport(edges_total=3, edges_replayed=2, edges_unreached=1, block_exact=True)
     assert exact.complete and exact.ok
-    assert not ReplayReport(edges_total=3, edges_replayed=1, block_exact=True).complete
+    assert not GraphReplayReport(edges_total=3, edges_replayed=1, block_exact=True).complete
 
 
 #: The door's TLA+ states: k1 ready (one block, the whole pool) and the door as given.
@@ -273,11 +275,11 @@ def _door_state(door: str, op: str, key: str) -> dict[str, TlaValue]:
     )
 
 
-DOORKEEPER = CacheRule(admission="doorkeeper", door_capacity=1)
+DOORKEEPER = AllocRule(admission="doorkeeper", door_capacity=1)
 
 
 @pytest.mark.parametrize("rule", [DOORKEEPER, replace(DOORKEEPER, admission=DoorkeeperForgets)])
-def test_a_decline_returns_none_and_the_door_is_read_like_the_spec(rule: CacheRule) -> None:
+def test_a_decline_returns_none_and_the_door_is_read_like_the_spec(rule: AllocRule) -> None:
     s = _run(rule.state(1, "fifo"), [("alloc", "k1", 1), ("mark_ready", "k1")])
     assert abstract_state(s) == spec_abstract(_door_state("<<>>", "MarkReady", "k1"))
     before = abstract_state(s)
@@ -300,25 +302,25 @@ def test_without_a_filter_neither_side_has_a_door() -> None:
 
 def test_the_rule_comes_from_the_manifest_entry_and_must_match_the_config() -> None:
     entry = {"name": "M", "admission": "doorkeeper", "rule_params": {"DoorCapacity": 2}}
-    rule = cache_rule(entry)
-    assert rule == CacheRule(admission="doorkeeper", door_capacity=2) and not rule.block_exact
+    rule = rule_of_entry(entry)
+    assert rule == AllocRule(admission="doorkeeper", door_capacity=2) and not rule.block_exact
     door = rule.state(4, "fifo").admission
     assert isinstance(door, Doorkeeper) and door.capacity == 2
     assert check_rule(rule, {"DoorCapacity": "2", "N": "4"}) is None
     assert "DoorCapacity is 1" in str(check_rule(rule, {"DoorCapacity": "1"}))
     assert "DoorCapacity is None" in str(check_rule(rule, {}))
-    contiguous = cache_rule({"allocator": "extents", "rule_params": {"Contiguity": 1}})
+    contiguous = rule_of_entry({"allocator": "extents", "rule_params": {"Contiguity": 1}})
     assert contiguous == CONTIGUOUS and contiguous.block_exact
     assert contiguous.state(3, "fifo").contiguity == 1
     assert check_rule(contiguous, {"Contiguity": "1"}) is None
     # A config with a rule the entry does not name is a difference too.
-    assert cache_rule({}) == SEED_RULE and check_rule(SEED_RULE, {"Contiguity": "0"}) is None
+    assert rule_of_entry({}) == SEED_RULE and check_rule(SEED_RULE, {"Contiguity": "0"}) is None
     assert "Contiguity is 1" in str(check_rule(SEED_RULE, {"Contiguity": "1"}))
     assert "DoorCapacity is 1" in str(check_rule(SEED_RULE, {"DoorCapacity": "1"}))
     with pytest.raises(ValueError, match="unknown admission filter 'tinylfu'"):
-        cache_rule({"admission": "tinylfu"})
+        rule_of_entry({"admission": "tinylfu"})
     with pytest.raises(ValueError, match=r"unknown rule_params \['window'\]"):
-        cache_rule({"rule_params": {"Window": 3}})
+        rule_of_entry({"rule_params": {"Window": 3}})
 
 
 def test_a_bug_of_an_alloc_rule_is_not_replayed_on_a_model_of_another_rule() -> None:
@@ -504,7 +506,7 @@ def planted_model(request: pytest.FixtureRequest, tla_dir: Path) -> Iterator[Dum
     _DUMPS.pop(name, None)
 
 
-def _replay(model: DumpedModel) -> ReplayReport:
+def _replay(model: DumpedModel) -> GraphReplayReport:
     return replay_any_graph(
         model.graph,
         model.keys,
@@ -657,12 +659,12 @@ def test_each_policy_replays_its_alloc_rule_models_on_the_real_code(
     assert report.ok and report.policy == rule_model.policy
     assert report.edges_replayed > 0 and report.disabled_checked > 0
     if rule_model.rule.admission is not None:  # every edge, AllocDecline ones among them
-        assert rule_model.rule == CacheRule(admission="doorkeeper", door_capacity=1)
+        assert rule_model.rule == AllocRule(admission="doorkeeper", door_capacity=1)
         assert not report.block_exact and report.edges_replayed == report.edges_total
         assert report.states_reached == report.states
         assert _declines_at_a_full_door(rule_model.graph) > 0
     else:  # block-exact: the code's choices of ids, and other choices the spec allows
-        assert rule_model.rule == CacheRule(allocator="extents", contiguity=1)
+        assert rule_model.rule == AllocRule(allocator="extents", contiguity=1)
         assert report.block_exact and report.edges_other_choice > 0
         assert 0 < report.states_reached <= report.states
         assert report.edges_replayed + report.edges_other_choice + report.edges_unreached == (

@@ -12,6 +12,7 @@ and traces tampered with by hand.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import re
 from collections.abc import Sequence
@@ -31,18 +32,15 @@ from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
 from embedding_cache_checker.tlc.config import parse_config
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.tracing import TracedEmbeddingCache, TraceStep
+from embedding_cache_checker.verify.alloc_rule import SEED_RULE, AllocRule, rule_of_cache
 from embedding_cache_checker.verify.model_code import policy_factory, policy_variables
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.planted import PlantedBug, by_name, for_policy
+from embedding_cache_checker.verify.planted_recording import planted_eviction, planted_recordings
+from embedding_cache_checker.verify.planted_validation import validate_planted
 from embedding_cache_checker.verify.spec_read import spec_abstract
-from embedding_cache_checker.verify.step_planted import (
-    planted_eviction,
-    planted_recordings,
-    validate_planted,
-)
 from embedding_cache_checker.verify.step_traces import RULE_TRACES, trace_eviction
 from embedding_cache_checker.verify.tla_values import TlaFunction, TlaValue, parse_value
-from embedding_cache_checker.verify.trace_rules import SEED_RULE, TraceRule, trace_rule
 from embedding_cache_checker.verify.traces import (
     TraceVerdict,
     policy_module,
@@ -153,7 +151,7 @@ def test_module_and_config_of_an_empty_trace() -> None:
         "N": "3",
         "MaxPins": "1",
         "Keys": "<- TraceKeys",
-        "Contiguity": "0",  # the seed's alloc rule (TraceRule)
+        "Contiguity": "0",  # the seed's alloc rule (AllocRule.trace_constants)
         "Filtered": "FALSE",
         "DoorCapacity": "1",
     }
@@ -518,13 +516,15 @@ def _door_grew(trace: Sequence[TraceStep]) -> bool:
     return any(len(b.door) > len(a.door) for a, b in itertools.pairwise(trace))
 
 
-def _rule_of(keywords: dict[str, object]) -> TraceRule:
-    """The trace rule of a cache built with ``keywords`` (``RULE_TRACES``): its k, and the
-    default door's capacity when it has the doorkeeper."""
+def _rule_of(keywords: dict[str, object]) -> AllocRule:
+    """The alloc rule of a cache built with ``keywords`` (``RULE_TRACES``): its filter with
+    the default door's capacity, its allocator and its k."""
     num_blocks, k = keywords["num_blocks"], keywords.get("contiguity", 0)
     assert isinstance(num_blocks, int) and isinstance(k, int)
-    door = Doorkeeper(num_blocks).capacity if keywords.get("admission") else None
-    return TraceRule(k, door)
+    allocator = str(keywords.get("allocator", SEED_RULE.allocator))
+    if not keywords.get("admission"):
+        return AllocRule(allocator=allocator, contiguity=k)
+    return AllocRule("doorkeeper", Doorkeeper(num_blocks).capacity, allocator, k)
 
 
 @pytest.mark.tlc
@@ -541,7 +541,7 @@ def test_each_alloc_rule_trace_is_accepted_and_the_rule_is_what_is_checked(
     keywords = RULE_TRACES[rule]
     cache = random_trace(1, steps=400, eviction=eviction, **keywords)
     expected = _rule_of(keywords)
-    assert trace_rule(cache) == expected
+    assert rule_of_cache(cache) == expected
     if expected.door_capacity is not None:
         assert _door_grew(cache.trace)
     if expected.contiguity:  # the same stream without contiguity goes otherwise
@@ -549,7 +549,10 @@ def test_each_alloc_rule_trace_is_accepted_and_the_rule_is_what_is_checked(
         assert cache.trace != random_trace(1, steps=400, eviction=eviction, **unruled).trace
     wrong = [SEED_RULE]
     if expected.contiguity and expected.door_capacity is not None:
-        wrong += [TraceRule(0, expected.door_capacity), TraceRule(expected.contiguity)]
+        wrong += [
+            dataclasses.replace(expected, contiguity=0),
+            dataclasses.replace(expected, admission=None, door_capacity=None),
+        ]
     batch = [(cache.trace, cache.num_blocks, r) for r in [expected, *wrong]]
     right, *rejected = validate_traces(batch, tla_dir, eviction, workers=2)
     _accepted(right, cache.trace)
@@ -598,8 +601,9 @@ def test_a_trace_of_both_rules_is_checked_under_both_and_rejected_under_either(
     assert [k for k, _ in trace[in_pieces].post.entries] == ["d", "e", "z"]  # b evicted
     assert trace[declined].door == ("x",) and trace[let_in].door == ()
     assert [k for k, _ in trace[let_in].post.entries] == ["x", "z"]  # e and d evicted
-    both = TraceRule(1, Doorkeeper(5).capacity)
-    rules = [both, SEED_RULE, TraceRule(0, both.door_capacity), TraceRule(1)]
+    both = AllocRule("doorkeeper", Doorkeeper(5).capacity, "extents", 1)
+    door_only = dataclasses.replace(both, contiguity=0)
+    rules = [both, SEED_RULE, door_only, AllocRule(allocator="extents", contiguity=1)]
     verdicts = validate_traces([(trace, 5, r) for r in rules], tla_dir, eviction, workers=2)
     _accepted(verdicts[0], trace)
     for verdict in verdicts[1:]:
@@ -608,10 +612,10 @@ def test_a_trace_of_both_rules_is_checked_under_both_and_rejected_under_either(
 
 def test_a_rule_the_trace_spec_lacks_is_refused() -> None:
     both = EmbeddingCache(4, allocator="extents", admission="doorkeeper", contiguity=1)
-    assert trace_rule(both) == TraceRule(1, Doorkeeper(4).capacity)  # a rule it has
+    assert rule_of_cache(both) == AllocRule("doorkeeper", Doorkeeper(4).capacity, "extents", 1)
     leases = lease_trace(1, steps=60).trace
     with pytest.raises(ValueError, match="seed's alloc rule only"):
-        traces_module([leases], 6, rule=TraceRule(1))
+        traces_module([leases], 6, rule=AllocRule(allocator="extents", contiguity=1))
 
 
 @pytest.mark.tlc

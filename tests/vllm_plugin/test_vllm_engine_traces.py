@@ -23,13 +23,13 @@ from embedding_cache_checker.engine.run import Engine
 from embedding_cache_checker.engine.stream import Request
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify import engine_traces as et
+from embedding_cache_checker.verify.alloc_rule import SEED_RULE
 from embedding_cache_checker.verify.protocol_steps import protocol_steps
 from embedding_cache_checker.verify.protocol_traces import (
     INVARIANTS,
     ProtocolRecord,
     validate_protocol,
 )
-from embedding_cache_checker.verify.trace_rules import SEED_RULE
 from embedding_cache_checker.verify.traces import validate_traces
 
 TLA = find_tla_dir()

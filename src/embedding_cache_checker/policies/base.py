@@ -8,7 +8,7 @@ part (how ``crosshair_plugin.build_state`` lays a handful of bounded ints,
 the inverse, the choices that rebuild a state the real transitions reached,
 which the tests use to show that every small reachable state is built), and
 the conditions of its own that the replay states on a step
-(``step_properties``).
+(``verify.transition_properties``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from embedding_cache.policies import EvictionPolicy
 
 if TYPE_CHECKING:
-    from ..verify.step_properties import StepPredicate
+    from ..verify.transition_properties import TransitionPredicate
 
 #: Largest pool CrossHair builds: 4 blocks already lets an alloc evict two entries.
 MAX_BLOCKS = 4
@@ -66,8 +66,8 @@ class PolicyAdapter:
     #: Pairs (i, j): choice i is at most choice j (besides each one's own bounds).
     at_most: tuple[tuple[int, int], ...] = ()
     #: The policy's own conditions stated on one step of the code, by their one name
-    #: (spec/NAMES.md), beside its order property (``verify.step_properties``).
-    step_properties: Mapping[str, StepPredicate] = field(default_factory=dict)
+    #: (spec/NAMES.md), beside its order property (``verify.transition_properties``).
+    transition_properties: Mapping[str, TransitionPredicate] = field(default_factory=dict)
 
 
 def pad(values: Sequence[int], fill: int, length: int = MAX_ENTRIES) -> list[int]:

@@ -18,7 +18,7 @@ from .jar import TlcSetupError, locate_jar, locate_java, tlc_version
 from .manifest import ManifestError, Model, find_tla_dir, load_manifest, select_models
 from .process import LineSink
 from .report import failure_report, results_table, run_json
-from .repro import reproduce
+from .repro_writer import reproduce
 from .runner import ModelResult, run_model
 from .shapes import DEFAULT_DEPTH, PRODUCTION
 from .simulate import can_simulate, run_simulation

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from . import patterns
 from .output import parse_trace
-from .steps import StepLike, trace_table
+from .trace_table import StepLike, trace_table
 
 # -- patterns of a TLA+ module's text (TLC's output is read through ``patterns``)
 
@@ -341,7 +341,7 @@ def step_label(step: StepLike, directories: Iterable[Path], raw_label: str | Non
     return call if label in ("Next", call) else f"{label}: {call}"
 
 
-def step_table(
+def labelled_trace_table(
     steps: Sequence[StepLike],
     directories: Iterable[Path] = (),
     labels: Mapping[int, str] | None = None,
@@ -381,7 +381,7 @@ def explain_failure(
         return None
     lines = [violation.headline()]
     if patterns.BEHAVIOUR.search(raw_output):
-        lines.append(step_table(parse_trace(raw_output), dirs, raw_labels(raw_output)))
+        lines.append(labelled_trace_table(parse_trace(raw_output), dirs, raw_labels(raw_output)))
     else:
         lines.append("(TLC printed no behaviour)")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ from .config import read_config
 from .counterexample import explain_failure
 from .output import Step
 from .runner import ModelResult
-from .steps import trace_table
+from .trace_table import trace_table
 
 
 def _num(value: int | None) -> str:

@@ -34,9 +34,9 @@ from typing import Any
 from ..engine import CacheChoice, EngineSpec, RunResult, Settings, StreamSpec, run
 from ..engine.planted import PLANTED
 from ..engine.stream import catalogue
+from .alloc_rule import SEED_RULE
 from .protocol_steps import protocol_steps
 from .protocol_traces import ProtocolRecord, ProtocolVerdict, validate_protocol
-from .trace_rules import SEED_RULE
 from .traces import TraceVerdict, validate_traces
 
 #: The pool and stream of the engine traces: 16 blocks (the cache's trace spec takes an

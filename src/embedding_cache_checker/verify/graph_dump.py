@@ -8,7 +8,7 @@ model's eviction policy (and its parameters) come from its manifest entry's
 ``policy`` / ``policy_params`` fields (tla/models.json, under ``models`` or
 ``replay_models``; the parameters are the policy module's TLA+ constants); a
 model the manifest does not list, or an entry without them, is a fifo model.
-Its alloc rule (``model_code.CacheRule``: an admission filter with its capacity, or
+Its alloc rule (``alloc_rule.AllocRule``: an admission filter with its capacity, or
 contiguity on the extents allocator) comes from the entry's ``admission``,
 ``allocator`` and ``rule_params``; an entry without them has the seed's rule.
 """
@@ -24,7 +24,7 @@ from ..tlc.config import read_config
 from ..tlc.manifest import ManifestError, manifest_entries
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
-from .model_code import SEED_RULE, CacheRule, cache_rule
+from .alloc_rule import SEED_RULE, AllocRule, rule_of_entry
 from .state_graph import StateGraph, load_dot
 from .tla_values import parse_value
 
@@ -45,7 +45,7 @@ class DumpedModel:
     policy: str = DEFAULT_POLICY
     policy_params: dict[str, int] = field(default_factory=dict)  # TLA+ constants, by name
     #: The model's alloc rule (its manifest entry's): what the code's cache runs.
-    rule: CacheRule = SEED_RULE
+    rule: AllocRule = SEED_RULE
 
 
 def manifest_entry(tla_dir: Path, model: str) -> dict[str, Any]:
@@ -73,13 +73,13 @@ def model_policy(tla_dir: Path, model: str) -> tuple[str, dict[str, int]]:
     return str(entry.get("policy") or DEFAULT_POLICY), {str(k): int(v) for k, v in params.items()}
 
 
-def model_rule(tla_dir: Path, model: str) -> CacheRule:
-    """The alloc rule of ``model``, from its manifest entry (``model_code.cache_rule``).
+def model_rule(tla_dir: Path, model: str) -> AllocRule:
+    """The alloc rule of ``model``, from its manifest entry (``alloc_rule.rule_of_entry``).
 
     Raises:
         ValueError: the entry names an unknown filter or rule constant.
     """
-    return cache_rule(manifest_entry(tla_dir, model))
+    return rule_of_entry(manifest_entry(tla_dir, model))
 
 
 def dump_state_graph(

@@ -49,16 +49,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from embedding_cache import invariants
 from embedding_cache.policies import make_policy
-from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, end_lease, invariants
+from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, end_lease
 
 from ..abstraction import AbstractState, abstract_state
-from .model_code import SEED_RULE, CacheRule, PolicyFactory, policy_variables
+from .alloc_rule import SEED_RULE, AllocRule
+from .model_code import PolicyFactory, policy_variables
 from .replay import (
     REAL_OPERATIONS,
+    GraphReplayReport,
     MismatchLog,
     Operations,
-    ReplayReport,
     _check_refused,
     _disabled_steps,
     call_text,
@@ -335,7 +337,7 @@ class _LeaseReplay:
         self, graph: StateGraph, table: Operations, policy_vars: tuple[str, ...], limit: int
     ) -> None:
         self.graph, self.table, self.policy_vars = graph, table, policy_vars
-        self.report = ReplayReport(states=len(graph.states), edges_total=len(graph.edges))
+        self.report = GraphReplayReport(states=len(graph.states), edges_total=len(graph.edges))
         self.spec: dict[str, tuple[AbstractState, SpecLeases]] = {}
         self.outgoing: dict[str, list[str]] = {}
         for origin, target, _label in graph.edges:
@@ -434,13 +436,13 @@ def replay_any_graph(
     max_mismatches: int = 20,
     stop_at_first: bool = False,
     policy: PolicyFactory = "fifo",
-    rule: CacheRule = SEED_RULE,
-) -> ReplayReport:
+    rule: AllocRule = SEED_RULE,
+) -> GraphReplayReport:
     """Replay every edge of ``graph`` on the code (BFS from the initial states): a lease
     replay input (``is_lease_graph``) here, any other by ``replay.replay_graph``. What the
     conformance and planted steps call. ``ops`` are the core's operations by name, with any
     lease transition it names replacing the real one (a planted bug's table); the code's
-    cache runs the model's alloc ``rule`` (``model_code.CacheRule``). O(edges * state size)."""
+    cache runs the model's alloc ``rule`` (``alloc_rule.AllocRule``). O(edges * state size)."""
     if not is_lease_graph(graph):
         return replay_graph(
             graph, keys, num_blocks, max_pins, ops, max_mismatches, stop_at_first, policy, rule

@@ -31,10 +31,11 @@ or ``nightly``). The nightly profile also runs (``extra_steps``):
 9. ``distributed`` -- the manifest's big models (``default_run`` false) on
                       distributed TLC with local workers.
 
-The steps are listed once, in ``step_table.STEP_TABLE`` (each with its runner, in
-``step_models``, ``step_traces``, ``step_checks``, ``step_planted`` and
-``step_nightly``, and its verdict, in ``verdicts``); the report is ``report``
-and its JSON ``report_json``; what to run is ``options``. This module runs them.
+The steps are named once, in ``step_names``; each has its runner in
+``step_table.STEP_TABLE`` (in ``step_models``, ``step_traces``, ``step_checks``,
+``step_planted`` and ``step_nightly``) and its verdict in ``verdicts``; the report is
+``report`` and its JSON ``report_json``; what to run is ``options``. This module runs
+them.
 
 The JSON report keeps one top-level summary of all policies (``tlc``,
 ``conformance``, ``trace_validation``, ``crosshair``, ``planted``,
@@ -50,7 +51,8 @@ import time
 from .options import Job, VerifyOptions
 from .records import LINKS, PlantedResult, Progress, ReplayRun, TraceRun, stderr_progress
 from .report import VerifyReport
-from .step_table import CI_STEPS, EXTRA_STEPS, STEP_BY_NAME, STEPS, Step
+from .step_names import CI_STEPS, EXTRA_STEPS, STEPS
+from .step_table import STEP_BY_NAME, Step
 
 __all__ = [
     "CI_STEPS",

@@ -1,13 +1,11 @@
-"""The code a model stands for: its eviction policy and its alloc rule, built from the
-model's manifest entry (tla/models.json) and checked against its config.
+"""The code policy a model stands for, built from the model's manifest entry
+(tla/models.json) and checked against its config.
 
 The policy is a name of ``EVICTION_POLICIES`` with the constructor parameters the
 model's ``policy_params`` set (TLA+ constants, each the code policy's attribute of
-its snake_case name: ``code_name``); the alloc rule (``CacheRule``) is the entry's
-``admission`` filter with its ``DoorCapacity``, or its ``allocator`` with its
-``Contiguity`` (spec/SPEC.md sections 13 and 14); an entry with neither has the
-seed's rule. The state-graph replay (``replay``, ``lease_replay``), trace
-validation and the counterexample replay build the code's side from here.
+its snake_case name: ``code_name``); the model's alloc rule is ``alloc_rule``'s. The
+state-graph replay (``replay``, ``lease_replay``), trace validation and the
+counterexample replay build the code's policy from here.
 """
 
 from __future__ import annotations
@@ -16,12 +14,8 @@ import functools
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
 
-from embedding_cache import ADMISSION_FILTERS, DEFAULT_ALLOCATOR, AdmissionFilter
 from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, make_policy
-from embedding_cache.verification import AdmissionSpec, CacheState, make_admission
 
 #: What builds the code's policy: a name in ``EVICTION_POLICIES`` or a factory of ``num_blocks``.
 PolicyFactory = str | Callable[[int], EvictionPolicy]
@@ -127,99 +121,3 @@ def policy_variables(policy: PolicyFactory, num_blocks: int) -> tuple[str, ...]:
     """The variables the code's policy is compared on: the names its ``abstract()`` gives.
     O(1) (an empty policy)."""
     return tuple(sorted(make_policy(policy, num_blocks).checks().abstract()))
-
-
-@dataclass(frozen=True)
-class CacheRule:
-    """The alloc rule a model's cache runs (spec/SPEC.md sections 13 and 14): its manifest
-    entry's ``admission`` (a filter's name in ``ADMISSION_FILTERS``), ``allocator`` and
-    ``rule_params`` (the rule's TLA+ constants, each the field of its ``code_name``:
-    ``DoorCapacity`` -> ``door_capacity``, ``Contiguity`` -> ``contiguity``). The
-    default is the seed's rule: no filter, the default allocator, no contiguity. (The
-    same rule read off a recorded cache, as the trace spec's constants, is
-    ``trace_rules.TraceRule``: that one is read from a cache, this one builds it.)"""
-
-    #: The admission filter: a name, or a factory (a planted broken filter's class).
-    admission: AdmissionSpec = None
-    #: The filter's capacity (the doorkeeper's door: TLA+ ``DoorCapacity``); None: its
-    #: default.
-    door_capacity: int | None = None
-    allocator: str = DEFAULT_ALLOCATOR
-    #: Victims an alloc may evict beyond need for a free run (TLA+ ``Contiguity``).
-    contiguity: int = 0
-
-    @property
-    def block_exact(self) -> bool:
-        """True when the replay must follow the code's choice of block ids: under
-        contiguity, where the free blocks lie decides what a later alloc evicts. O(1)."""
-        return self.contiguity > 0
-
-    def constants(self) -> dict[str, int]:
-        """The rule's TLA+ constants, as a model's config sets them. O(1)."""
-        values = {"DoorCapacity": self.door_capacity, "Contiguity": self.contiguity or None}
-        return {name: value for name, value in values.items() if value is not None}
-
-    def filter_factory(self) -> AdmissionSpec:
-        """What ``make_admission`` takes for this rule's filter, with its capacity. O(1)."""
-        spec = self.admission
-        if spec is None or self.door_capacity is None:
-            return spec
-        cls: Callable[..., AdmissionFilter] = (
-            ADMISSION_FILTERS[spec] if isinstance(spec, str) else spec
-        )
-        return functools.partial(cls, capacity=self.door_capacity)
-
-    def state(self, num_blocks: int, policy: PolicyFactory) -> CacheState:
-        """An empty cache state of ``num_blocks`` running ``policy`` under this rule.
-        O(num_blocks)."""
-        return CacheState(
-            num_blocks,
-            make_policy(policy, num_blocks),
-            self.allocator,
-            make_admission(self.filter_factory(), num_blocks),
-            self.contiguity,
-        )
-
-
-#: The seed's rule: what every model without an alloc rule of its own runs.
-SEED_RULE = CacheRule()
-
-
-def cache_rule(entry: Mapping[str, Any]) -> CacheRule:
-    """The alloc rule of a manifest entry (``admission``, ``allocator``, ``rule_params``;
-    the seed's for an entry with none). O(1).
-
-    Raises:
-        ValueError: an unknown filter, or a rule constant no ``CacheRule`` field names.
-    """
-    admission = entry.get("admission")
-    if admission is not None and admission not in ADMISSION_FILTERS:
-        raise ValueError(
-            f"{entry.get('name')}: unknown admission filter {admission!r}; "
-            f"known: {sorted(ADMISSION_FILTERS)}"
-        )
-    params = {code_name(str(k)): int(v) for k, v in (entry.get("rule_params") or {}).items()}
-    unknown = sorted(set(params) - {"door_capacity", "contiguity"})
-    if unknown:
-        raise ValueError(f"{entry.get('name')}: unknown rule_params {unknown}")
-    return CacheRule(
-        admission=admission,
-        door_capacity=params.get("door_capacity"),
-        allocator=str(entry.get("allocator") or DEFAULT_ALLOCATOR),
-        contiguity=params.get("contiguity", 0),
-    )
-
-
-def check_rule(rule: CacheRule, constants: Mapping[str, object]) -> str | None:
-    """None when the model's config (``constants``) sets the rule's constants as ``rule``
-    has them (a config with a door or contiguity the manifest does not say is a
-    difference too); else what differs. O(1)."""
-    mine = rule.constants()
-    for name in ("DoorCapacity", "Contiguity"):
-        given = constants.get(name)
-        value = mine.get(name)
-        if given is None and value is None:
-            continue
-        if str(given).strip() != str(value if value is not None else 0):
-            return f"{name} is {given} in the model's config but {value} in its manifest entry"
-    return None

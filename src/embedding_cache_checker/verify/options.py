@@ -12,7 +12,7 @@ from embedding_cache.policies import EVICTION_POLICIES
 from .plans import PolicyPlan, plan_for
 from .profile import CI, Profile
 from .records import Progress
-from .step_table import CI_STEPS, STEPS
+from .step_names import CI_STEPS, STEPS
 
 if TYPE_CHECKING:
     from .graph_dump import DumpedModel
@@ -30,9 +30,6 @@ class VerifyOptions:
     crosshair_timeout: float | None = None
     policies: tuple[str, ...] = tuple(EVICTION_POLICIES)
     deep: bool = True  # also replay the depth-bounded deep models (PolicyPlan.bounded_replay)
-    #: The tlc step also checks the shared layers' models: the core's, and those a policy
-    #: only stands in for (``step_models.own_model``). Off for ``--policy``'s own run.
-    shared: bool = True
     profile: Profile = CI
 
     @property

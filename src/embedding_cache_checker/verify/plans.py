@@ -20,7 +20,7 @@ the manifest's ``comment``):
 * ``admission`` (a filter's name) or ``allocator`` with ``rule_params`` (the rule's
   TLA+ constants: ``DoorCapacity``, ``Contiguity``) on a replay input of an alloc
   rule (MCReplayAdmission<Policy>, MCReplayContiguity<Policy>): the code's cache runs
-  that rule (``model_code.CacheRule``; with contiguity, block-exact). ``planted_replay``
+  that rule (``alloc_rule.AllocRule``; with contiguity, block-exact). ``planted_replay``
   true on at most one of a policy's replay inputs of each rule: the model the planted
   bugs of that rule are replayed on (``planted.admission``, ``planted.contiguity``).
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .replay import ReplayReport
+from .replay import GraphReplayReport
 from .traces import TraceVerdict
 
 #: The links a planted bug is shown to here (``planted.LAYERS`` names).
@@ -28,7 +28,7 @@ class ReplayRun:
 
     policy: str
     model: str
-    report: ReplayReport
+    report: GraphReplayReport
     full: bool
     tlc_seconds: float
     seconds: float

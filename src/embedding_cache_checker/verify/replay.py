@@ -9,7 +9,7 @@ typed error and change nothing (MisuseUnchangedProp). Block identities are
 not compared (the spec leaves the allocator's choice open) but in the
 block-exact mode below; instead the full invariant sweep runs on the code's
 state after every step. The spec's states are read by ``spec_read``, the
-code's cache is built by ``model_code``.
+code's cache is built by ``model_code`` and ``alloc_rule``.
 
 The replay is parametrised by the eviction policy: the code's ``CacheState``
 gets the model's policy (a name from ``EVICTION_POLICIES`` with parameters,
@@ -20,7 +20,7 @@ variable ``policy``). Other TLA+ variables -- ``evictable``, ``lastOp``, and
 the ghosts of the ``*Check`` modules (fifo's ``joinStamp``/``joinClock``,
 s3fifo's ``reused``) -- are not compared.
 
-The replay is also parametrised by the model's alloc rule (``model_code.CacheRule``,
+The replay is also parametrised by the model's alloc rule (``alloc_rule.AllocRule``,
 from its manifest entry): the code's state gets the same admission filter (the
 doorkeeper with the model's ``DoorCapacity``: its door is compared, as the
 TLA+ variable ``door``, and an ``AllocDecline`` edge is an alloc that returns
@@ -32,7 +32,7 @@ code, and the replay follows the one edge whose target holds exactly the code's
 blocks, free ids and victims (``abstraction.block_state``); no such edge is a
 mismatch. States the code's allocator never reaches are not visited (their
 edges, and the edges of choices the code did not make, are counted apart:
-``ReplayReport.edges_other_choice`` and ``edges_unreached``); every state it
+``GraphReplayReport.edges_other_choice`` and ``edges_unreached``); every state it
 reaches, every step from it and every refused call there is checked as above.
 """
 
@@ -43,12 +43,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from embedding_cache import CacheEntry, CacheError
+from embedding_cache import invariants, transitions
+from embedding_cache.entry import CacheEntry
+from embedding_cache.errors import CacheError
 from embedding_cache.policies import make_policy
-from embedding_cache.verification import CacheState, invariants, transitions
+from embedding_cache.state import CacheState
 
 from ..abstraction import AbstractState, BlockState, abstract_state, block_state
-from .model_code import SEED_RULE, CacheRule, PolicyFactory, policy_variables
+from .alloc_rule import SEED_RULE, AllocRule
+from .model_code import PolicyFactory, policy_variables
 from .spec_read import last_op, spec_abstract, spec_blocks
 from .state_graph import StateGraph
 
@@ -80,8 +83,8 @@ class Mismatch:
 
 
 @dataclass
-class ReplayReport:
-    """What the replay covered and where code and spec disagreed."""
+class GraphReplayReport:
+    """What a state-graph replay covered and where code and spec disagreed."""
 
     policy: str = ""  # the eviction policy replayed
     states: int = 0
@@ -91,7 +94,7 @@ class ReplayReport:
     #: Lease graphs: states with several leases due, whose one expiry call was replayed.
     batch_expiries: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
-    #: Replayed block-exact (``CacheRule.block_exact``): the code's choice of ids followed.
+    #: Replayed block-exact (``AllocRule.block_exact``): the code's choice of ids followed.
     block_exact: bool = False
     #: The states the code was driven into (and every step from them replayed).
     states_reached: int = 0
@@ -119,7 +122,7 @@ class MismatchLog:
     """The mismatches of one replay: each one counted, the first ``limit`` kept in
     ``report`` (the core's replay and the lease replay share it)."""
 
-    def __init__(self, report: ReplayReport, limit: int) -> None:
+    def __init__(self, report: GraphReplayReport, limit: int) -> None:
         self.report, self.limit, self.count = report, limit, 0
 
     def note(self, source: str, step: str, detail: str) -> None:
@@ -128,7 +131,7 @@ class MismatchLog:
         if len(self.report.mismatches) < self.limit:
             self.report.mismatches.append(Mismatch(source, step, detail))
 
-    def close(self) -> ReplayReport:
+    def close(self) -> GraphReplayReport:
         """The report, with a last line counting the mismatches not kept. O(1)."""
         kept = len(self.report.mismatches)
         if self.count > kept:
@@ -284,11 +287,11 @@ class _Replay:
         ops: Operations,
         policy: PolicyFactory,
         num_blocks: int,
-        rule: CacheRule,
+        rule: AllocRule,
         limit: int,
     ) -> None:
         self.graph, self.ops, self.rule = graph, ops, rule
-        self.report = ReplayReport(
+        self.report = GraphReplayReport(
             states=len(graph.states), edges_total=len(graph.edges), block_exact=rule.block_exact
         )
         self.policy_vars = policy_variables(policy, num_blocks)
@@ -388,7 +391,7 @@ class _Replay:
                 self.log.note(node, call_text(op, key, n), problem)
                 scratch = clone(here)
 
-    def close(self) -> ReplayReport:
+    def close(self) -> GraphReplayReport:
         """The report, with the block-exact replay's edges out of states never reached."""
         if self.rule.block_exact:
             self.report.edges_unreached = sum(
@@ -406,8 +409,8 @@ def replay_graph(
     max_mismatches: int = 20,
     stop_at_first: bool = False,
     policy: PolicyFactory = "fifo",
-    rule: CacheRule = SEED_RULE,
-) -> ReplayReport:
+    rule: AllocRule = SEED_RULE,
+) -> GraphReplayReport:
     """Replay every edge of ``graph`` on the code (BFS from the initial states).
 
     The code runs ``ops`` on states built with ``policy`` (a name or a

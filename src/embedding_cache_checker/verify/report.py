@@ -1,5 +1,6 @@
-"""The main job's report: every step's results, per policy, its errors and timings, and
-the verdicts read from them (``VerifyReport``)."""
+"""The main job's report, as data: every step's results, per policy, its errors and
+timings (``VerifyReport``). The verdicts read from it are ``verdicts``'s, its JSON
+``report_json``'s."""
 
 from __future__ import annotations
 
@@ -11,12 +12,10 @@ from embedding_cache.policies import EVICTION_POLICIES
 
 from ..tlc.runner import ModelResult
 from ..tlc.simulate import SimulationResult
-from . import report_json
 from .crosshair_check import CrosshairResult
 from .profile import CI, Profile
+from .pytest_run import PytestRun
 from .records import PlantedResult, ReplayRun, TraceRun
-from .stateful_step import PytestRun
-from .step_table import STEP_BY_NAME, STEPS
 from .tlc_steps import BigModelRun
 
 _R = TypeVar("_R", ReplayRun, TraceRun, PlantedResult)
@@ -71,32 +70,3 @@ class VerifyReport:
     def of_policy(items: Iterable[_R], policy: str | None) -> list[_R]:
         """The records of ``policy`` among ``items`` (None: all of them). O(items)."""
         return [x for x in items if policy is None or x.policy == policy]
-
-    # ------------------------------------------------------------ verdicts
-
-    def step_ok(self, step: str, policy: str | None = None) -> bool | None:
-        """True/False for a step that ran (for one policy, or all), None for one skipped.
-        The step's own verdict (``step_table.STEP_TABLE``) after the checks all share.
-        O(the step's results)."""
-        if step not in self.seconds:
-            return None
-        if policy is not None and any(
-            e.startswith(f"{step} [") for e in self.policy_errors.get(policy, [])
-        ):
-            return False
-        return STEP_BY_NAME[step].verdict(self, policy)
-
-    def policy_ok(self, policy: str) -> bool:
-        """True iff every step that ran held for ``policy`` and nothing of its errored."""
-        return all(self.step_ok(s, policy) is not False for s in STEPS) and not (
-            self.policy_errors.get(policy)
-        )
-
-    @property
-    def ok(self) -> bool:
-        """True iff every step that ran held, for every policy, and nothing errored."""
-        return not self.errors and all(self.step_ok(s) is not False for s in STEPS)
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as one JSON object (the documented keys first; ``report_json``)."""
-        return report_json.report_json(self)

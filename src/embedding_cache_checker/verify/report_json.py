@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ..tlc.report import run_json
 from .crosshair_check import CrosshairResult
 from .records import LINKS, PlantedResult, ReplayRun, TraceRun
-from .step_table import STEPS
-from .verdicts import simulated
+from .step_names import STEPS
+from .verdicts import policy_ok, run_ok, simulated, step_ok
 
 if TYPE_CHECKING:
     from .report import VerifyReport
@@ -193,7 +193,7 @@ def extra_sections(report: VerifyReport, policy: str | None) -> dict[str, Any]:
 
 def _policy_json(report: VerifyReport, policy: str) -> dict[str, Any]:
     return {
-        "ok": report.policy_ok(policy),
+        "ok": policy_ok(report, policy),
         **sections(report, policy),
         **extra_sections(report, policy),
         "seconds": {k: round(v, 1) for k, v in report.policy_seconds.get(policy, {}).items()},
@@ -204,12 +204,12 @@ def _policy_json(report: VerifyReport, policy: str) -> dict[str, Any]:
 def report_json(report: VerifyReport) -> dict[str, Any]:
     """The report as one JSON object (the documented keys first)."""
     return {
-        "ok": report.ok,
+        "ok": run_ok(report),
         **sections(report, None),
         **extra_sections(report, None),
         "policies": {policy: _policy_json(report, policy) for policy in report.policies},
         "steps": {
-            step: {"ok": report.step_ok(step), "seconds": round(report.seconds[step], 1)}
+            step: {"ok": step_ok(report, step), "seconds": round(report.seconds[step], 1)}
             for step in STEPS
             if step in report.seconds
         },

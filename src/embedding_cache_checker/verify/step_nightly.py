@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ..tlc.distributed import DistributedError
 from ..tlc.jar import locate_jar, locate_java
 from ..tlc.manifest import load_manifest
-from .stateful_step import STATEFUL_TESTS, run_pytest
+from .pytest_run import STATEFUL_TESTS, run_pytest
 from .tlc_steps import (
     big_models,
     policy_simulations,

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from embedding_cache.policies import PolicySpec
 
 from ..tracing import TracedEmbeddingCache
+from .alloc_rule import rule_of_cache
 from .model_code import policy_factory
 from .plans import PolicyPlan
 from .records import TraceRun
-from .trace_rules import trace_rule
 from .traces import validate_traces
 from .workloads import lease_trace, random_trace, threaded_trace
 
@@ -102,7 +102,7 @@ def run_traces(job: Job, policy: str) -> None:
     options = job.options
     recorded = [(name, record()) for name, record in _recorders(options.plan(policy))]
     verdicts = validate_traces(
-        [(cache.trace, cache.num_blocks, trace_rule(cache)) for _, cache in recorded],
+        [(cache.trace, cache.num_blocks, rule_of_cache(cache)) for _, cache in recorded],
         options.tla_dir,
         trace_eviction(options.plan(policy)),
         workers=options.workers,

@@ -42,9 +42,9 @@ from ..tlc import patterns
 from ..tlc.output import Outcome
 from ..tlc.runner import run_tlc
 from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
+from .alloc_rule import SEED_RULE, AllocRule, rule_of_cache
 from .model_code import policy_constants
 from .plans import PolicyPlan, plan_for
-from .trace_rules import SEED_RULE, TraceRule, trace_rule
 
 V = TypeVar("V")
 
@@ -279,14 +279,14 @@ def traces_module(
     num_blocks: int,
     eviction: PolicySpec = "fifo",
     constants: Sequence[str] = (),
-    rule: TraceRule = SEED_RULE,
+    rule: AllocRule = SEED_RULE,
 ) -> tuple[str, str]:
     """The text of module ``TraceData`` defining ``Traces`` (the batch) and ``TraceKeys``
     (every key of the batch), and the config that checks ``EmbeddingCacheTrace`` with it
     -- or, for a batch of traces with lease steps (``has_leases``),
     ``EmbeddingCacheLeaseTrace`` with ``TraceLeaseIds`` and the clock's bounds too --
     setting the policy's TLA+ ``constants`` (its plan's ``tla_constants``) to the code
-    policy's values, and the alloc ``rule``'s (``TraceRule.constants``). A batch's
+    policy's values, and the alloc ``rule``'s (``AllocRule.trace_constants``). A batch's
     bounds are the largest of its traces' (keys, pins, lease ids, clock, lease length):
     each trace's own bounds never refuse its steps, and wider ones do not either, since
     every step names its key, lease and time.
@@ -301,7 +301,7 @@ def traces_module(
     if len(leases) > 1:
         raise ValueError("a batch of traces must be all with lease steps or all without")
     lease = leases == {True}
-    if lease and rule != SEED_RULE:
+    if lease and rule.trace_constants() != SEED_RULE.trace_constants():
         raise ValueError(f"the lease trace spec checks the seed's alloc rule only, not {rule}")
     policy = make_policy(eviction, num_blocks)
     functions = function_variables(policy)
@@ -311,7 +311,7 @@ def traces_module(
     written = ",\n".join(_written(trace, functions) for trace in traces) or "<<>>"
     data = f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
     values = policy_constants(policy, constants)
-    extra = "".join(f"    {k} = {v}\n" for k, v in {**values, **rule.constants()}.items())
+    extra = "".join(f"    {k} = {v}\n" for k, v in {**values, **rule.trace_constants()}.items())
     if lease:
         lease_data, lease_constants = _lease_bounds(unit_ticks(steps))
         data, extra = data + lease_data, extra + lease_constants
@@ -336,7 +336,7 @@ def trace_module(
     num_blocks: int,
     eviction: PolicySpec = "fifo",
     constants: Sequence[str] = (),
-    rule: TraceRule = SEED_RULE,
+    rule: AllocRule = SEED_RULE,
 ) -> tuple[str, str]:
     """``traces_module`` of the batch of one trace, ``trace``."""
     return traces_module([trace], num_blocks, eviction, constants, rule)
@@ -357,7 +357,7 @@ def _run_batch(
     num_blocks: int,
     tla_dir: Path,
     eviction: PolicySpec,
-    rule: TraceRule,
+    rule: AllocRule,
     timeout: float,
 ) -> list[TraceVerdict]:
     """One TLC run over ``traces`` (all with lease steps or all without): a verdict each,
@@ -405,7 +405,7 @@ def _run_batch(
 
 
 #: One trace to validate: its steps, the pool size and the alloc rule it was recorded on.
-Recorded = tuple[Sequence[TraceStep], int, TraceRule]
+Recorded = tuple[Sequence[TraceStep], int, AllocRule]
 
 
 def validate_traces(
@@ -432,7 +432,10 @@ def validate_traces(
         batch = [traces[i][0] for i in indices]
         return _run_batch(batch, num_blocks, tla_dir, eviction, rule, timeout)
 
-    keys = [(num_blocks, rule, has_leases(trace)) for trace, num_blocks, rule in traces]
+    keys = [  # the trace spec reads a rule's constants only (not its allocator)
+        (num_blocks, tuple(rule.trace_constants().items()), has_leases(trace))
+        for trace, num_blocks, rule in traces
+    ]
     return map_batches(keys, check, workers)
 
 
@@ -460,7 +463,7 @@ def validate_trace(
     tla_dir: Path,
     eviction: PolicySpec = "fifo",
     timeout: float = 300.0,
-    rule: TraceRule = SEED_RULE,
+    rule: AllocRule = SEED_RULE,
 ) -> TraceVerdict:
     """``validate_traces`` of one trace: accepted iff the spec with policy ``eviction``
     and ``rule`` can take every step in order. O(TLC on one path of the trace's length).
@@ -475,7 +478,7 @@ def validate_cache(
     cache: TracedEmbeddingCache, tla_dir: Path, timeout: float = 300.0
 ) -> TraceVerdict:
     """``validate_trace`` of a traced cache's whole trace, with its own policy and rule
-    (``trace_rule``)."""
+    (``alloc_rule.rule_of_cache``)."""
     return validate_trace(
-        cache.trace, cache.num_blocks, tla_dir, cache.eviction_spec, timeout, trace_rule(cache)
+        cache.trace, cache.num_blocks, tla_dir, cache.eviction_spec, timeout, rule_of_cache(cache)
     )

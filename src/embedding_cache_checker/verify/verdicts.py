@@ -1,25 +1,24 @@
-"""Each step's verdict on a report: True/False for a step that ran, for one policy or all.
+"""The verdicts on a report: each step's (True/False for a step that ran, for one policy
+or all; None for one skipped), each policy's and the whole run's.
 
-One function per step, taking the report and the policy (None: all policies);
-``step_table.STEP_TABLE`` pairs each with its step, and ``VerifyReport.step_ok``
-looks it up there after the checks every step shares (the step ran; no error of
-it was recorded for the policy). Each is O(the step's results).
+One function per step, taking the report and the policy (None: all policies), listed by
+step name in ``VERDICTS``; ``step_ok`` looks a step's up there after the checks every
+step shares (the step ran; no error of it was recorded for the policy), and
+``policy_ok`` and ``run_ok`` fold the steps' verdicts. Each is O(the results judged).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ..tlc.simulate import SimulationResult
 from .records import LINKS
-
-if TYPE_CHECKING:
-    from .report import VerifyReport
+from .report import VerifyReport
+from .step_names import STEPS
 
 #: A step's verdict: (report, policy or None for all) -> True, False, or None (nothing
 #: of that policy's to judge).
-Verdict = Callable[["VerifyReport", "str | None"], "bool | None"]
+Verdict = Callable[[VerifyReport, "str | None"], "bool | None"]
 
 
 def simulated(result: SimulationResult) -> bool:
@@ -93,3 +92,42 @@ def distributed_ok(report: VerifyReport, policy: str | None) -> bool | None:
     if policy is None:
         return all(verdicts)
     return all(verdicts) if verdicts else None
+
+
+#: Each step's verdict, by step name (``step_names.STEPS``).
+VERDICTS: dict[str, Verdict] = {
+    "tlc": tlc_ok,
+    "conformance": conformance_ok,
+    "traces": traces_ok,
+    "crosshair": crosshair_ok,
+    "planted": planted_ok,
+    "linearizability": linearizability_ok,
+    "stateful": stateful_ok,
+    "simulate": simulate_ok,
+    "distributed": distributed_ok,
+}
+
+
+def step_ok(report: VerifyReport, step: str, policy: str | None = None) -> bool | None:
+    """True/False for a step that ran (for one policy, or all), None for one skipped:
+    the step's own verdict (``VERDICTS``) after the checks all share. O(the step's
+    results)."""
+    if step not in report.seconds:
+        return None
+    if policy is not None and any(
+        e.startswith(f"{step} [") for e in report.policy_errors.get(policy, [])
+    ):
+        return False
+    return VERDICTS[step](report, policy)
+
+
+def policy_ok(report: VerifyReport, policy: str) -> bool:
+    """True iff every step that ran held for ``policy`` and nothing of its errored."""
+    return all(step_ok(report, s, policy) is not False for s in STEPS) and not (
+        report.policy_errors.get(policy)
+    )
+
+
+def run_ok(report: VerifyReport) -> bool:
+    """True iff every step that ran held, for every policy, and nothing errored."""
+    return not report.errors and all(step_ok(report, s) is not False for s in STEPS)

@@ -1,12 +1,12 @@
-"""The spec's action properties, as predicates over one step the code took.
+"""The spec's action properties, as predicates over one transition the code made.
 
 TLC checks each action property (``[][A]_vars``, spec/NAMES.md) on every
-step of a model. Here the same properties judge a step of the code: the
-state before it (a copy), the call, what it returned or raised, and the
-state after it. Each predicate transcribes its TLA+ definition
+transition of a model. Here the same properties judge a transition of the code
+(``CodeTransition``): the state before it (a copy), the call, what it returned or
+raised, and the state after it. Each predicate transcribes its TLA+ definition
 (tla/core/EmbeddingCache.tla) over the code's whole state, block ids included,
 and returns None when it holds, else a sentence saying what is wrong; a
-step it does not concern (an alloc property on a pin) holds vacuously.
+transition it does not concern (an alloc property on a pin) holds vacuously.
 
 The policy's order property (fifo's ``EvictOldestFirstProp``, ...) is judged
 by the policy's own statement of its rule, the verification half of
@@ -16,8 +16,8 @@ key goes, and what ``used_ok`` says a use may change. (A planted broken
 policy inherits that half from the real one.)
 
 Unlike the contracts (inductive, O(1) per call, checked builds only), these
-compare whole states: O(N + entries) per step, in any build, for tests that
-replay a sequence of calls (``embedding_cache_checker.verify.repro``).
+compare whole states: O(N + entries) per transition, in any build, for tests that
+replay a sequence of calls (``embedding_cache_checker.verify.counterexample_replay``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ..abstraction import policy_view
 
 
 @dataclass(frozen=True)
-class CodeStep:
+class CodeTransition:
     """One call the code made: the states around it and its outcome.
 
     ``before`` must be a copy taken before the call (``CacheState.copy``);
@@ -59,7 +59,7 @@ class CodeStep:
         return self.op == "alloc" and self.error is None and self.result is None
 
 
-StepPredicate = Callable[[CodeStep], str | None]
+TransitionPredicate = Callable[[CodeTransition], str | None]
 
 
 def _blocks(s: CacheState, key: str) -> tuple[int, ...]:
@@ -72,16 +72,16 @@ def _evictable(s: CacheState) -> dict[str, int]:
     return {k: len(e.block_ids) for k, e in s.entries.items() if e.pin_count == 0}
 
 
-def evicted(step: CodeStep) -> tuple[str, ...]:
+def evicted(transition: CodeTransition) -> tuple[str, ...]:
     """The victims of an alloc that returned an entry: the keys live before and not
-    after (the spec's ``Evicted``), sorted; () for any other step. O(entries)."""
-    if not step.allocated:
+    after (the spec's ``Evicted``), sorted; () for any other transition. O(entries)."""
+    if not transition.allocated:
         return ()
-    return tuple(sorted(k for k in step.before.entries if k not in step.after.entries))
+    return tuple(sorted(k for k in transition.before.entries if k not in transition.after.entries))
 
 
 def observed(s: CacheState) -> tuple[Any, ...]:
-    """Everything a step may change: entries (pins, block ids), the free ids, the
+    """Everything a transition may change: entries (pins, block ids), the free ids, the
     evictable-block counter and the policy's variables. O(N + entries + the policy)."""
     return (
         tuple(sorted((k, e.pin_count, e.block_ids) for k, e in s.entries.items())),
@@ -91,13 +91,13 @@ def observed(s: CacheState) -> tuple[Any, ...]:
     )
 
 
-def evict_only_as_needed(step: CodeStep) -> str | None:
+def evict_only_as_needed(transition: CodeTransition) -> str | None:
     """EvictOnlyAsNeededProp: an alloc evicts only evictable entries, nothing when enough
     is free, enough, and no more than needed (some victim could not have been spared)."""
-    victims = evicted(step)
+    victims = evicted(transition)
     if not victims:
         return None
-    free, n, before = len(step.before.free), step.n, step.before
+    free, n, before = len(transition.before.free), transition.n, transition.before
     evictable = _evictable(before)
     held = [v for v in victims if v not in evictable]
     if held:
@@ -115,31 +115,31 @@ def evict_only_as_needed(step: CodeStep) -> str | None:
     return None
 
 
-def failed_alloc_unchanged(step: CodeStep) -> str | None:
+def failed_alloc_unchanged(transition: CodeTransition) -> str | None:
     """FailedAllocUnchangedProp: an alloc that returns None changes nothing."""
-    if step.failed_alloc and observed(step.after) != observed(step.before):
+    if transition.failed_alloc and observed(transition.after) != observed(transition.before):
         return "alloc returned None but changed the cache"
     return None
 
 
-def alloc_fails_only_when_short(step: CodeStep) -> str | None:
+def alloc_fails_only_when_short(transition: CodeTransition) -> str | None:
     """AllocFailsOnlyWhenShortProp: an alloc returns None iff free + evictable blocks < n
     (evictable blocks counted from E itself, not from the counter)."""
-    if not (step.allocated or step.failed_alloc):
+    if not (transition.allocated or transition.failed_alloc):
         return None
-    free, reserve = len(step.before.free), sum(_evictable(step.before).values())
-    short = free + reserve < step.n
-    if step.failed_alloc and not short:
-        return f"returned None though free {free} + evictable {reserve} >= {step.n}"
-    if step.allocated and short:
-        return f"allocated though free {free} + evictable {reserve} < {step.n}"
+    free, reserve = len(transition.before.free), sum(_evictable(transition.before).values())
+    short = free + reserve < transition.n
+    if transition.failed_alloc and not short:
+        return f"returned None though free {free} + evictable {reserve} >= {transition.n}"
+    if transition.allocated and short:
+        return f"allocated though free {free} + evictable {reserve} < {transition.n}"
     return None
 
 
-def held_blocks_stable(step: CodeStep) -> str | None:
+def held_blocks_stable(transition: CodeTransition) -> str | None:
     """HeldBlocksStableProp: a pinned or not-ready entry keeps its blocks while live, a
     pinned one stays live, and no other entry is handed any of its blocks."""
-    before, after = step.before, step.after
+    before, after = transition.before, transition.after
     for key, entry in before.entries.items():
         if entry.pin_count == 0:
             continue
@@ -154,54 +154,58 @@ def held_blocks_stable(step: CodeStep) -> str | None:
     return None
 
 
-def misuse_unchanged(step: CodeStep) -> str | None:
+def misuse_unchanged(transition: CodeTransition) -> str | None:
     """MisuseUnchangedProp: an operation that raises leaves the cache as it was, and
     raises a typed error (``CacheError``)."""
-    if step.error is None:
+    if transition.error is None:
         return None
-    if not isinstance(step.error, CacheError):
-        return f"raised {type(step.error).__name__}, not a typed CacheError: {step.error}"
-    if observed(step.after) != observed(step.before):
-        return f"raised {type(step.error).__name__} but changed the cache"
+    if not isinstance(transition.error, CacheError):
+        return (
+            f"raised {type(transition.error).__name__}, not a typed CacheError: {transition.error}"
+        )
+    if observed(transition.after) != observed(transition.before):
+        return f"raised {type(transition.error).__name__} but changed the cache"
     return None
 
 
-def order_kept(step: CodeStep) -> str | None:
+def order_kept(transition: CodeTransition) -> str | None:
     """The policy's order property (``EvictionPolicy.order_property``): an alloc's victims
     are the ones the rule names and the policy ends as the rule says; a key that becomes
     evictable (mark_ready, the last unpin) joins where the rule puts it; a use (a pin
     that took) changes the policy only as the rule says (``used_ok``)."""
-    before, after = step.before, step.after
-    if step.allocated:
+    before, after = transition.before, transition.after
+    if transition.allocated:
         free = len(before.free)
-        if free + sum(_evictable(before).values()) < step.n:
+        if free + sum(_evictable(before).values()) < transition.n:
             return None  # AllocFailsOnlyWhenShortProp's to report: the rule has no victims
-        plan = before.checks.plan_victims(free, step.n, lambda k: len(_blocks(before, k)))
-        victims = evicted(step)
+        plan = before.checks.plan_victims(free, transition.n, lambda k: len(_blocks(before, k)))
+        victims = evicted(transition)
         if set(victims) != set(plan.victims):
             return f"evicted {list(victims)}; the {before.policy.name} rule evicts {plan.victims}"
         if not after.checks.plan_holds(plan):
             return f"after evicting {list(victims)} the policy disagrees with its rule"
         return None
-    if step.op in ("pin", "pin_if_ready") and step.error is None:
-        old, new = before.entries.get(step.key), after.entries.get(step.key)
+    if transition.op in ("pin", "pin_if_ready") and transition.error is None:
+        old, new = before.entries.get(transition.key), after.entries.get(transition.key)
         if old is not None and new is not None and new.pin_count > old.pin_count:
-            problem = after.checks.used_ok(step.key, before.policy)
+            problem = after.checks.used_ok(transition.key, before.policy)
             if problem is not None:
-                return f"the use of {step.key!r} broke the {before.policy.name} rule: {problem}"
+                return (
+                    f"the use of {transition.key!r} broke the {before.policy.name} rule: {problem}"
+                )
         return None
-    if step.op in ("mark_ready", "unpin") and step.error is None:
-        was = before.entries[step.key].pin_count
-        now = after.entries[step.key].pin_count
+    if transition.op in ("mark_ready", "unpin") and transition.error is None:
+        was = before.entries[transition.key].pin_count
+        now = after.entries[transition.key].pin_count
         if was != 0 and now == 0:
-            problem = after.checks.joined_ok(step.key, len(before.policy))
+            problem = after.checks.joined_ok(transition.key, len(before.policy))
             if problem is not None:
-                return f"{step.key!r} joined the evictable set wrongly: {problem}"
+                return f"{transition.key!r} joined the evictable set wrongly: {problem}"
     return None
 
 
 #: The action properties every policy keeps, by their one name (spec/NAMES.md).
-STEP_PROPERTIES: dict[str, StepPredicate] = {
+TRANSITION_PROPERTIES: dict[str, TransitionPredicate] = {
     "EvictOnlyAsNeededProp": evict_only_as_needed,
     "FailedAllocUnchangedProp": failed_alloc_unchanged,
     "AllocFailsOnlyWhenShortProp": alloc_fails_only_when_short,

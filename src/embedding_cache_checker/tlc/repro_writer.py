@@ -6,12 +6,12 @@ the code's terms, as the state-graph replay reads states (``verify.replay``:
 the operation of each step from ``lastOp``, the spec's abstract state, what
 the code's call must return), and written into DIR as a standalone pytest
 module, ``test_<MODEL>.py``: the steps as the literals of a
-``verify.repro.Counterexample``, and a test that replays them on the code
+``verify.counterexample_replay.Counterexample``, and a test that replays them on the code
 with the model's policy (``policy``/``policy_params`` of tla/models.json),
 checking every invariant and action property after each step and reporting
 the first step where the code departs from the counterexample. It imports
 only pytest and the installed distribution (the cache, and the checker's
-``abstraction`` and ``verify.repro`` that replay it). With
+``abstraction`` and ``verify.counterexample_replay`` that replay it). With
 ``EMBEDDING_CACHE_REPRO_BUG`` set to a planted bug's name (or ``linked``: the
 bug the catalogue links to the model), it replays on that bug instead.
 
@@ -45,18 +45,18 @@ from typing import Any
 from embedding_cache.policies import make_policy
 
 from ..abstraction import AbstractState
-from ..verify.model_code import check_constants, policy_factory, policy_variables
-from ..verify.planted import for_tla_model
-from ..verify.replay import ACTION_TO_OPERATION, expected_result
-from ..verify.repro import (
+from ..verify.counterexample_replay import (
     LINKED,
     REPRO_BUG_ENV,
     Counterexample,
-    ReplayReport,
+    CounterexampleReport,
     ReproStep,
     SpecState,
     replay,
 )
+from ..verify.model_code import check_constants, policy_factory, policy_variables
+from ..verify.planted import for_tla_model
+from ..verify.replay import ACTION_TO_OPERATION, expected_result
 from ..verify.spec_read import last_op, spec_abstract
 from ..verify.tla_values import TlaParseError, TlaValue, parse_value
 from .config import read_config
@@ -109,7 +109,8 @@ def calls_only(states: Sequence[Mapping[str, TlaValue]]) -> list[Mapping[str, Tl
 
 
 def _spec_state(state: Mapping[str, TlaValue], variables: tuple[str, ...]) -> SpecState:
-    """A spec state as the code's is compared with it (``verify.repro.SpecState``)."""
+    """A spec state as the code's is compared with it
+    (``verify.counterexample_replay.SpecState``)."""
     evictable = state["evictable"]
     assert isinstance(evictable, int), evictable
     return SpecState(spec_abstract(state, variables), evictable)
@@ -257,8 +258,8 @@ def render_test(case: Counterexample, model: Model, explanation: str) -> str:
         "The test makes the same calls on the real cache with the model's policy, checks "
         "every invariant and action property after each step, and reports the first step "
         "where the code's result or abstract state departs from the counterexample "
-        "(``embedding_cache_checker.verify.repro``). It passes while the code keeps them "
-        "all. To run it on a planted bug of the catalogue "
+        "(``embedding_cache_checker.verify.counterexample_replay``). It passes while the code "
+        "keeps them all. To run it on a planted bug of the catalogue "
         "(``embedding_cache_checker.verify.planted``) instead, "
         f"set {bug}."
     )
@@ -282,7 +283,12 @@ from __future__ import annotations
 import pytest
 
 from embedding_cache_checker.abstraction import AbstractEntry, AbstractState
-from embedding_cache_checker.verify.repro import Counterexample, ReproStep, SpecState, replay
+from embedding_cache_checker.verify.counterexample_replay import (
+    Counterexample,
+    ReproStep,
+    SpecState,
+    replay,
+)
 
 {case_source(case)}
 
@@ -314,7 +320,7 @@ class ReproResult:
     tlc: ModelResult
     path: Path | None = None
     case: Counterexample | None = None
-    report: ReplayReport | None = None  # the replay on the real code
+    report: CounterexampleReport | None = None  # the replay on the real code
     error: str = ""
 
     @property

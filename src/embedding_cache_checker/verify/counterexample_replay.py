@@ -10,7 +10,7 @@ both). ``replay`` makes the same calls on a cache -- the real code with the
 model's policy, or a planted bug of the catalogue (``REPRO_BUG_ENV``) -- and
 after every step checks every state invariant (``invariants``; HeldEntriesInv
 also on the cache's own ``has_held_entries()``) and every action property
-(``step_properties``), and compares the code's state with the spec's.
+(``transition_properties``), and compares the code's state with the spec's.
 
 The real code keeps the invariant the buggy model breaks, so it usually departs
 from the counterexample: the report names the first step where the code's
@@ -37,9 +37,9 @@ from ..abstraction import AbstractState, abstract_state
 from ..text_table import render_table as table
 from .model_code import code_params, policy_factory
 from .planted import by_name
-from .policy_step_properties import properties_for, step_violations
+from .policy_transition_properties import properties_for, transition_violations
 from .replay import ACTION_TO_OPERATION, result_kind, step_text
-from .step_properties import CodeStep
+from .transition_properties import CodeTransition
 
 #: Run a generated test on a planted bug of the catalogue instead of the real code: the
 #: bug's name (``planted.by_name``), or ``LINKED``: the bug planting the model's mistake.
@@ -100,7 +100,7 @@ class StepReport:
 
 
 @dataclass
-class ReplayReport:
+class CounterexampleReport:
     """The replay of a counterexample on one version of the code."""
 
     case: Counterexample
@@ -227,7 +227,7 @@ def difference(code: SpecState, spec: SpecState) -> str:
     return "; ".join(parts)
 
 
-def checks_after(cache: EmbeddingCache, step: CodeStep) -> list[tuple[str, str]]:
+def checks_after(cache: EmbeddingCache, step: CodeTransition) -> list[tuple[str, str]]:
     """(name, detail) of every invariant and step property broken after ``step``, the first
     detail per name. O(N + entries + the policy's abstract)."""
     s = state_of(cache)
@@ -236,7 +236,7 @@ def checks_after(cache: EmbeddingCache, step: CodeStep) -> list[tuple[str, str]]
     answer = cache.has_held_entries()
     if answer != held:
         found.setdefault("HeldEntriesInv", f"has_held_entries() is {answer}, some-held is {held}")
-    for name, detail in step_violations(step):
+    for name, detail in transition_violations(step):
         found.setdefault(name, detail)
     return list(found.items())
 
@@ -247,7 +247,7 @@ def stated_on_code(policy: str) -> frozenset[str]:
     return frozenset(invariants.INVARIANTS) | frozenset(properties_for(policy, order))
 
 
-def replay(case: Counterexample, bug: str | None = None) -> ReplayReport:
+def replay(case: Counterexample, bug: str | None = None) -> CounterexampleReport:
     """Make the counterexample's calls on the code under test (``code_under_test``),
     checking everything after each step and comparing with the spec's states.
     O(steps * (N + entries + the policy's abstract))."""
@@ -270,9 +270,9 @@ def replay(case: Counterexample, bug: str | None = None) -> ReplayReport:
             departs = f"returned {got}, the spec {step.result}"
         else:
             departs = difference(code_state(cache), step.state)
-        done = CodeStep(op, step.key, step.n, before, s, result, error)
+        done = CodeTransition(op, step.key, step.n, before, s, result, error)
         reports.append(
             StepReport(number, step.call, step.result, got, departs, checks_after(cache, done))
         )
     unchecked = tuple(c for c in case.checks if c not in stated_on_code(case.policy))
-    return ReplayReport(case, code, start, reports, unchecked)
+    return CounterexampleReport(case, code, start, reports, unchecked)
