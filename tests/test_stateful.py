@@ -44,6 +44,7 @@ and the admission and contiguity bugs in their machines.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -114,16 +115,25 @@ class FakeClock:
 
 Params = dict[str, int]
 
-#: Per policy: the parameters a run draws (passed to the policy and to its model alike);
-#: {} means the registered name with its defaults. Policies not listed take no parameters.
-POLICY_PARAMS: dict[str, st.SearchStrategy[Params]] = {
-    "gdsf": st.one_of(
-        st.fixed_dictionaries(
-            {"scale": st.sampled_from((1, 2, 3, 4, 8)), "max_freq": st.integers(1, 3)}
-        ),
-        st.just({}),
-    ),
-}
+#: The values a policy's constructor parameter is drawn from: small, so that priorities
+#: tie and counters reach their caps within a run.
+PARAM_VALUES = (1, 2, 3, 4, 8)
+
+
+def drawn_params(policy: type[EvictionPolicy]) -> st.SearchStrategy[Params]:
+    """The parameters a run of ``policy`` draws (passed to the policy and to its model
+    alike): each keyword-only parameter of its constructor from :data:`PARAM_VALUES`,
+    or {} (the registered name with its defaults). Found from the class, so every
+    policy's parameters are drawn and no policy is named here. O(parameters)."""
+    names = [
+        p.name
+        for p in inspect.signature(policy.__init__).parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    ]
+    if not names:
+        return st.just({})
+    drawn = st.fixed_dictionaries({n: st.sampled_from(PARAM_VALUES) for n in names})
+    return st.one_of(drawn, st.just({}))
 
 
 def eviction_for(policy: type[EvictionPolicy], params: Params) -> PolicySpec:
@@ -609,7 +619,7 @@ def machine_for(
     name or class), the cache runs with that filter and the model keeps its door; with
     ``contiguity`` (the bounds k a run draws), the extents allocator and that rule."""
     if params is None:
-        params = POLICY_PARAMS.get(policy.name, st.just({}))
+        params = drawn_params(policy)
     door = ADMISSION_FILTERS[admission] if isinstance(admission, str) else admission
     if door is not None and not (isinstance(door, type) and issubclass(door, Doorkeeper)):
         raise TypeError(f"the model knows the doorkeeper only, not {door!r}")
