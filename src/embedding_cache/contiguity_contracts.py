@@ -3,7 +3,7 @@
 Each is an icontract postcondition of ``transitions.alloc``, composed into
 ``contracts.alloc_contract`` under the name of the rule it states. They read
 the plan ``snapshots.plan_alloc`` made before the call (its victims include
-contiguity's extras, planned by ``snapshots.RunSeeker`` through the policy's
+contiguity's extras, planned by ``run_seeker.RunSeeker`` through the policy's
 ``plan_victims``) and count what the alloc evicted, in O(1) or O(victims).
 Without contiguity each holds trivially: ``EvictOnlyAsNeededProp`` and the
 policy's order property say it all.

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import NamedTuple
 
-from .free_blocks import FreeBlocks
 from .policies import VictimPlan
+from .run_seeker import RunSeeker
 from .state import CacheState
 
 
@@ -111,39 +111,6 @@ def plan_alloc(s: CacheState, n: object) -> AllocPlan | None:
     # while an entry is evictable; TLA+ WouldEvictUnder).
     evicts = free_len < n or bool(s.contiguity and s.evictable_count() and not s.free.has_run(n))
     return AllocPlan(False, plan, s.free.plan_take(n, freed), largest, evicts, needed)
-
-
-class RunSeeker:
-    """Contiguity's rule as ``plan_victims`` asks it (``MoreVictims``), on a scratch pool.
-
-    Once enough blocks would be free, one more victim is planned while fewer
-    than ``s.contiguity`` extra ones are and no free run holds n, the planned
-    victims' blocks given back to a copy of the free pool (spec/SPEC.md
-    section 14; TLA+ KeepEvicting). Idempotent for the same victims, as
-    ``plan_victims`` may ask again after passing entries over.
-    O(extents) to copy the pool, then O(has_run + blocks) per victim.
-    """
-
-    __slots__ = ("_entries", "_given", "_k", "_n", "_scratch", "needed")
-
-    def __init__(self, s: CacheState, n: int) -> None:
-        free = s.free
-        # The extents without their membership map (a tracked pool's): only runs are asked.
-        self._scratch = FreeBlocks.copy(free) if isinstance(free, FreeBlocks) else free.copy()
-        self._entries = s.entries
-        self._given = 0
-        self._k = s.contiguity
-        self._n = n
-        #: How many victims were needed: the plan's length when first asked.
-        self.needed: int | None = None
-
-    def __call__(self, victims: Sequence[str]) -> bool:
-        if self.needed is None:
-            self.needed = len(victims)
-        for key in victims[self._given :]:
-            self._scratch.give(self._entries[key].block_ids)
-        self._given = len(victims)
-        return len(victims) - self.needed < self._k and not self._scratch.has_run(self._n)
 
 
 def _sizer(s: CacheState) -> Callable[[str], int]:
