@@ -10,34 +10,31 @@ it is written inside a decorator, and these are assembled into values.)
 
 Each operation's contract is a module-level decorator (``alloc_contract``,
 ...) that ``transitions`` applies to its body and that tests and ``verify``
-apply to deliberately broken bodies, to show the contract catches them. In
-the default build the decorators return the function unchanged.
+apply to deliberately broken bodies, to show the contract catches them. They
+are built from ``contract_parts`` (shared with ``lease_contracts``); in the
+default build the decorators return the function unchanged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol
 
-from . import invariants
-from .build import CHECKED, FULL_SWEEP
-
-if CHECKED or TYPE_CHECKING:
-    # Only the checked builds need icontract: the default build imports no
-    # third-party module (the cache is meant to be vendored).
-    try:
-        import icontract
-    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "EMBEDDING_CACHE_CHECKED is set, and the checked build needs icontract: "
-            "pip install 'embedding-cache[checked]'"
-        ) from exc
 from .admission import Outcome
 from .contiguity_contracts import (
     alloc_evicts_extra_only_without_run,
     alloc_evicts_extra_until_run,
     alloc_evicts_next_victims,
     alloc_evicts_within_bound,
+)
+from .contract_parts import (
+    contract,
+    evictable_within_entries,
+    left_set_iff_was_evictable,
+    order_post,
+    post,
+    pre,
+    snap,
+    uncounted_iff_was_evictable,
 )
 from .entry import NOT_READY, CacheEntry
 from .snapshots import (
@@ -52,8 +49,6 @@ from .snapshots import (
 )
 from .state import CacheState
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 class Old(Protocol):
     """icontract's OLD: the snapshots taken before the call, by name."""
@@ -63,77 +58,6 @@ class Old(Protocol):
     door: Any  # the admission filter's snapshot (None without a filter)
 
 
-def _contract(*decorators: Any) -> Callable[[F], F]:
-    """Compose one operation's icontract decorators, plus the full sweep.
-
-    icontract checks postconditions in the order they were attached, so they
-    are attached in the listed order (the most specific first), then the
-    sweep's, then the snapshots they read and the preconditions.
-    """
-    if not CHECKED:
-        return _unchanged
-    posts = [d for d in decorators if isinstance(d, icontract.ensure)]
-    others = [d for d in decorators if not isinstance(d, icontract.ensure)]
-
-    def apply(func: F) -> F:
-        for decorator in posts:
-            func = decorator(func)
-        func = _sweep_before_and_after(func)
-        for decorator in reversed(others):
-            func = decorator(func)
-        return func
-
-    return apply
-
-
-def _unchanged(func: F) -> F:
-    """The default build's contract: none."""
-    return func
-
-
-def _sweep_before_and_after(func: F) -> F:
-    """In the full build, require and ensure every named invariant (O(N) each)."""
-    if not FULL_SWEEP:
-        return func
-    for name, predicate in invariants.INVARIANTS.items():
-        func = icontract.ensure(_holds(predicate), name)(func)
-    for name, predicate in reversed(invariants.INVARIANTS.items()):
-        func = icontract.require(_holds(predicate), name)(func)
-    return func
-
-
-def _holds(predicate: Callable[[CacheState], str | None]) -> Callable[[CacheState], bool]:
-    def holds(s: CacheState) -> bool:
-        return predicate(s) is None
-
-    holds.__name__ = holds.__qualname__ = f"{predicate.__name__}_holds"
-    return holds
-
-
-# In the default build the helpers below build nothing (icontract is not even
-# imported) and ``_contract`` returns each function unchanged.
-
-
-def _pre(func: Callable[..., bool], name: str) -> Any:
-    return icontract.require(func, name) if CHECKED else None
-
-
-def _post(func: Callable[..., bool], name: str) -> Any:
-    return icontract.ensure(func, name) if CHECKED else None
-
-
-def order_post(func: Callable[..., bool]) -> Any:
-    """A postcondition on the policy's own rule: reported under the running policy's
-    order property (EvictOldestFirstProp, EvictLowestPriorityProp, ...)."""
-    if not CHECKED:
-        return None
-    return icontract.ensure(func, "the policy's order property", error=_order_violation)
-
-
-def _snap(func: Callable[..., Any], name: str) -> Any:
-    return icontract.snapshot(func, name=name) if CHECKED else None
-
-
 def _snap_key(s: CacheState, key: str) -> Snapshot:
     return snapshot(s, key)
 
@@ -141,28 +65,9 @@ def _snap_key(s: CacheState, key: str) -> Snapshot:
 # ---------------------------------------------------------------- shared
 
 
-def evictable_within_entries(s: CacheState) -> bool:
-    """Cheap form of EvictableSetInv before a call: no more evictable keys than entries."""
-    return s.hooks.evictable_count() <= len(s.entries)
-
-
 def blocks_and_entries_unchanged(OLD: Old, s: CacheState) -> bool:
     """No block moved and no entry came or went."""
     return len(s.free) == OLD.pre.free_len and len(s.entries) == OLD.pre.entries_len
-
-
-def _left_set_iff_was_evictable(
-    old_pin: int | None, old_evictable_len: int, s: CacheState, key: str
-) -> bool:
-    left = 1 if old_pin == 0 else 0
-    return key not in s.policy and s.hooks.evictable_count() == old_evictable_len - left
-
-
-def _uncounted_iff_was_evictable(
-    old_pin: int | None, old_evictable: int, s: CacheState, key: str
-) -> bool:
-    blocks = len(s.entries[key].block_ids) if old_pin == 0 else 0
-    return s.evictable_blocks == old_evictable - blocks
 
 
 # ---------------------------------------------------------------- alloc
@@ -227,15 +132,6 @@ def alloc_evicts_policy_victims(OLD: Old, s: CacheState, result: CacheEntry | No
     )
 
 
-def _order_violation(s: CacheState) -> Exception:
-    """A violation of the running policy's order property, under that property's name."""
-    policy = s.policy
-    return icontract.ViolationError(
-        f"{policy.order_property}: the {policy.name} policy's victims or order broke its rule "
-        f"(spec/POLICIES.md); {len(s.entries)} entries, {len(policy)} evictable"
-    )
-
-
 def alloc_evicts_only_needed(OLD: Old, s: CacheState, result: CacheEntry | None) -> bool:
     """Nothing is evicted when enough is free; else dropping the largest victim would
     leave too few blocks (V = {} or some v has free + blocks(V \\ {v}) < n). With
@@ -281,26 +177,26 @@ def alloc_uncounts_victims(OLD: Old, s: CacheState, result: CacheEntry | None) -
     return result is None or s.evictable_blocks == OLD.pre.evictable - OLD.plan.victim_blocks
 
 
-alloc_contract = _contract(
-    _pre(evictable_within_entries, "EvictableSetInv"),
-    _snap(_snap_key, "pre"),
-    _snap(_plan, "plan"),
-    _snap(_snap_door, "door"),
-    _post(alloc_fails_iff_short, "AllocFailsOnlyWhenShortProp"),
-    _post(alloc_declines_only_when_evicting, "AllocDeclinesOnlyWhenEvictingProp"),
-    _post(alloc_follows_admission_rule, "DoorkeeperRuleProp"),
-    _post(alloc_leaves_no_live_key_at_door, "DoorHoldsAbsentKeysInv"),
-    _post(failed_alloc_changes_nothing, "FailedAllocUnchangedProp"),
-    _post(alloc_evicts_only_needed, "EvictOnlyAsNeededProp"),
-    _post(alloc_evicts_within_bound, "EvictBeyondNeedBoundedProp"),
-    _post(alloc_evicts_extra_only_without_run, "ExtraEvictionOnlyWithoutRunProp"),
-    _post(alloc_evicts_extra_until_run, "ExtraEvictionUntilRunProp"),
-    _post(alloc_evicts_next_victims, "ContiguityOrderProp"),
+alloc_contract = contract(
+    pre(evictable_within_entries, "EvictableSetInv"),
+    snap(_snap_key, "pre"),
+    snap(_plan, "plan"),
+    snap(_snap_door, "door"),
+    post(alloc_fails_iff_short, "AllocFailsOnlyWhenShortProp"),
+    post(alloc_declines_only_when_evicting, "AllocDeclinesOnlyWhenEvictingProp"),
+    post(alloc_follows_admission_rule, "DoorkeeperRuleProp"),
+    post(alloc_leaves_no_live_key_at_door, "DoorHoldsAbsentKeysInv"),
+    post(failed_alloc_changes_nothing, "FailedAllocUnchangedProp"),
+    post(alloc_evicts_only_needed, "EvictOnlyAsNeededProp"),
+    post(alloc_evicts_within_bound, "EvictBeyondNeedBoundedProp"),
+    post(alloc_evicts_extra_only_without_run, "ExtraEvictionOnlyWithoutRunProp"),
+    post(alloc_evicts_extra_until_run, "ExtraEvictionUntilRunProp"),
+    post(alloc_evicts_next_victims, "ContiguityOrderProp"),
     order_post(alloc_evicts_policy_victims),
-    _post(alloc_takes_free_or_evicted, "HeldBlocksStableProp"),
-    _post(alloc_conserves_blocks, "BlockConservationInv"),
-    _post(alloc_new_entry_not_evictable, "EvictableSetInv"),
-    _post(alloc_uncounts_victims, "EvictableCountInv"),
+    post(alloc_takes_free_or_evicted, "HeldBlocksStableProp"),
+    post(alloc_conserves_blocks, "BlockConservationInv"),
+    post(alloc_new_entry_not_evictable, "EvictableSetInv"),
+    post(alloc_uncounts_victims, "EvictableCountInv"),
 )
 
 
@@ -334,13 +230,13 @@ def mark_ready_moves_no_block(OLD: Old, s: CacheState, key: str) -> bool:
     return blocks_and_entries_unchanged(OLD, s) and s.entries[key].block_ids == OLD.pre.blocks
 
 
-mark_ready_contract = _contract(
-    _pre(evictable_within_entries, "EvictableSetInv"),
-    _snap(_snap_key, "pre"),
-    _post(mark_ready_joins_evictable, "EvictableSetInv"),
+mark_ready_contract = contract(
+    pre(evictable_within_entries, "EvictableSetInv"),
+    snap(_snap_key, "pre"),
+    post(mark_ready_joins_evictable, "EvictableSetInv"),
     order_post(joins_where_the_rule_puts_it),
-    _post(mark_ready_counts_blocks, "EvictableCountInv"),
-    _post(mark_ready_moves_no_block, "BlockConservationInv"),
+    post(mark_ready_counts_blocks, "EvictableCountInv"),
+    post(mark_ready_moves_no_block, "BlockConservationInv"),
 )
 
 
@@ -354,21 +250,21 @@ def pin_adds_one(OLD: Old, s: CacheState, key: str) -> bool:
 
 def pin_leaves_evictable(OLD: Old, s: CacheState, key: str) -> bool:
     """The entry is not evictable; it left the evictable set iff it was ready+unpinned."""
-    return _left_set_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable_len, s, key)
+    return left_set_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable_len, s, key)
 
 
 def pin_uncounts(OLD: Old, s: CacheState, key: str) -> bool:
     """The entry's blocks left the evictable count iff it was ready+unpinned."""
-    return _uncounted_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable, s, key)
+    return uncounted_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable, s, key)
 
 
-pin_contract = _contract(
-    _pre(evictable_within_entries, "EvictableSetInv"),
-    _snap(_snap_key, "pre"),
-    _post(pin_adds_one, "TypeOK"),
-    _post(pin_leaves_evictable, "EvictableSetInv"),
-    _post(pin_uncounts, "EvictableCountInv"),
-    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+pin_contract = contract(
+    pre(evictable_within_entries, "EvictableSetInv"),
+    snap(_snap_key, "pre"),
+    post(pin_adds_one, "TypeOK"),
+    post(pin_leaves_evictable, "EvictableSetInv"),
+    post(pin_uncounts, "EvictableCountInv"),
+    post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
 
 
@@ -401,7 +297,7 @@ def pin_if_ready_pins_ready(OLD: Old, s: CacheState, key: str, result: CacheEntr
         or (
             result is not None
             and result._pin_count == OLD.pre.pin + 1
-            and _left_set_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable_len, s, key)
+            and left_set_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable_len, s, key)
         )
     )
 
@@ -411,18 +307,18 @@ def pin_if_ready_uncounts(OLD: Old, s: CacheState, key: str) -> bool:
     return (
         OLD.pre.pin is None
         or OLD.pre.pin < 0
-        or _uncounted_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable, s, key)
+        or uncounted_iff_was_evictable(OLD.pre.pin, OLD.pre.evictable, s, key)
     )
 
 
-pin_if_ready_contract = _contract(
-    _pre(evictable_within_entries, "EvictableSetInv"),
-    _snap(_snap_key, "pre"),
-    _post(pin_if_ready_none_iff_absent, "TypeOK"),
-    _post(pin_if_ready_leaves_not_ready, "MisuseUnchangedProp"),
-    _post(pin_if_ready_pins_ready, "EvictableSetInv"),
-    _post(pin_if_ready_uncounts, "EvictableCountInv"),
-    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+pin_if_ready_contract = contract(
+    pre(evictable_within_entries, "EvictableSetInv"),
+    snap(_snap_key, "pre"),
+    post(pin_if_ready_none_iff_absent, "TypeOK"),
+    post(pin_if_ready_leaves_not_ready, "MisuseUnchangedProp"),
+    post(pin_if_ready_pins_ready, "EvictableSetInv"),
+    post(pin_if_ready_uncounts, "EvictableCountInv"),
+    post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
 
 
@@ -448,14 +344,14 @@ def unpin_recounts_last(OLD: Old, s: CacheState, key: str) -> bool:
     return s.evictable_blocks == OLD.pre.evictable + added
 
 
-unpin_contract = _contract(
-    _pre(evictable_within_entries, "EvictableSetInv"),
-    _snap(_snap_key, "pre"),
-    _post(unpin_drops_one, "TypeOK"),
-    _post(unpin_rejoins_last, "EvictableSetInv"),
+unpin_contract = contract(
+    pre(evictable_within_entries, "EvictableSetInv"),
+    snap(_snap_key, "pre"),
+    post(unpin_drops_one, "TypeOK"),
+    post(unpin_rejoins_last, "EvictableSetInv"),
     order_post(joins_where_the_rule_puts_it),
-    _post(unpin_recounts_last, "EvictableCountInv"),
-    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+    post(unpin_recounts_last, "EvictableCountInv"),
+    post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
 
 
@@ -482,9 +378,9 @@ def discard_leaves_evictable(OLD: Old, s: CacheState) -> bool:
     )
 
 
-discard_contract = _contract(
-    _pre(evictable_within_entries, "EvictableSetInv"),
-    _snap(_snap_key, "pre"),
-    _post(discard_frees_blocks, "BlockConservationInv"),
-    _post(discard_leaves_evictable, "EvictableSetInv"),
+discard_contract = contract(
+    pre(evictable_within_entries, "EvictableSetInv"),
+    snap(_snap_key, "pre"),
+    post(discard_frees_blocks, "BlockConservationInv"),
+    post(discard_leaves_evictable, "EvictableSetInv"),
 )

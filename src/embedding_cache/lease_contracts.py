@@ -1,24 +1,25 @@
 """Each lease transition's icontract contract (``lease_transitions``), condition by condition.
 
-As in ``contracts``: a condition is a named function whose description is
-the one name (spec/NAMES.md) of what it protects; conditions compare the
-state after the call with an O(1) snapshot taken before it (``LeaseSnap``),
-except expiry's, which counts the due leases only when one is due. In the
-default build every decorator here returns the function unchanged.
+As in ``contracts``, and from the same ``contract_parts``: a condition is a
+named function whose description is the one name (spec/NAMES.md) of what it
+protects; conditions compare the state after the call with an O(1) snapshot
+taken before it (``LeaseSnap``), except expiry's, which counts the due
+leases only when one is due. In the default build every decorator here
+returns the function unchanged.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple, Protocol
 
-from .contracts import (
-    _contract,
-    _left_set_iff_was_evictable,
-    _post,
-    _pre,
-    _snap,
-    _uncounted_iff_was_evictable,
+from .contract_parts import (
+    contract,
     evictable_within_entries,
+    left_set_iff_was_evictable,
+    post,
+    pre,
+    snap,
+    uncounted_iff_was_evictable,
 )
 from .leases import Lease
 from .snapshots import Snapshot, same_shape, snapshot
@@ -95,9 +96,9 @@ def lease_leaves_evictable(OLD: Old, s: CacheState, key: str, result: Lease | No
     """A held lease's entry leaves the evictable set iff it was ready+unpinned."""
     if result is None or not result._held:
         return same_shape(snapshot(s), OLD.pre.core)
-    return _left_set_iff_was_evictable(
+    return left_set_iff_was_evictable(
         OLD.pre.core.pin, OLD.pre.core.evictable_len, s, key
-    ) and _uncounted_iff_was_evictable(OLD.pre.core.pin, OLD.pre.core.evictable, s, key)
+    ) and uncounted_iff_was_evictable(OLD.pre.core.pin, OLD.pre.core.evictable, s, key)
 
 
 def blocks_and_entries_unchanged(OLD: Old, s: CacheState) -> bool:
@@ -105,13 +106,13 @@ def blocks_and_entries_unchanged(OLD: Old, s: CacheState) -> bool:
     return len(s.free) == OLD.pre.core.free_len and len(s.entries) == OLD.pre.core.entries_len
 
 
-lease_contract = _contract(
-    _pre(evictable_within_entries, "EvictableSetInv"),
-    _snap(_snap_key, "pre"),
-    _post(lease_none_iff_absent, "TypeOK"),
-    _post(lease_counts_its_pin, "LeasePinsInv"),
-    _post(lease_leaves_evictable, "EvictableSetInv"),
-    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+lease_contract = contract(
+    pre(evictable_within_entries, "EvictableSetInv"),
+    snap(_snap_key, "pre"),
+    post(lease_none_iff_absent, "TypeOK"),
+    post(lease_counts_its_pin, "LeasePinsInv"),
+    post(lease_leaves_evictable, "EvictableSetInv"),
+    post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
 
 
@@ -131,10 +132,10 @@ def renew_moves_only_the_deadline(
     return unchanged and (not result or lease._deadline == now + float(seconds))
 
 
-renew_contract = _contract(
-    _snap(_snap_lease, "pre"),
-    _post(renew_iff_held, "LeasePinsInv"),
-    _post(renew_moves_only_the_deadline, "LeasePinsInv"),
+renew_contract = contract(
+    snap(_snap_lease, "pre"),
+    post(renew_iff_held, "LeasePinsInv"),
+    post(renew_moves_only_the_deadline, "LeasePinsInv"),
 )
 
 
@@ -171,12 +172,12 @@ def release_rejoins_last(OLD: Old, s: CacheState, lease: Lease, result: bool) ->
     )
 
 
-release_contract = _contract(
-    _snap(_snap_lease, "pre"),
-    _post(release_iff_held, "LeasePinsInv"),
-    _post(release_drops_one_pin, "LeasePinsInv"),
-    _post(release_rejoins_last, "EvictableSetInv"),
-    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+release_contract = contract(
+    snap(_snap_lease, "pre"),
+    post(release_iff_held, "LeasePinsInv"),
+    post(release_drops_one_pin, "LeasePinsInv"),
+    post(release_rejoins_last, "EvictableSetInv"),
+    post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
 
 
@@ -220,13 +221,13 @@ def expire_rejoins_released(OLD: Old, s: CacheState, result: list[str]) -> bool:
     )
 
 
-expire_contract = _contract(
-    _snap(_snap_all, "pre"),
-    _snap(_due, "due"),
-    _post(expire_leaves_none_due, "LeaseDeadlineInv"),
-    _post(expire_only_due, "ExpireOnlyDueProp"),
-    _post(expire_rejoins_released, "EvictableSetInv"),
-    _post(blocks_and_entries_unchanged, "BlockConservationInv"),
+expire_contract = contract(
+    snap(_snap_all, "pre"),
+    snap(_due, "due"),
+    post(expire_leaves_none_due, "LeaseDeadlineInv"),
+    post(expire_only_due, "ExpireOnlyDueProp"),
+    post(expire_rejoins_released, "EvictableSetInv"),
+    post(blocks_and_entries_unchanged, "BlockConservationInv"),
 )
 
 __all__: list[Any] = [
