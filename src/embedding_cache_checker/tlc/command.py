@@ -22,6 +22,7 @@ from .repro_writer import reproduce
 from .runner import ModelResult, run_model
 from .shapes import DEFAULT_DEPTH, PRODUCTION
 from .simulate import can_simulate, run_simulation
+from .sweep import SweepError, sweep, sweep_table
 
 #: Exit codes: all models met expectations / some did not / could not run.
 EXIT_OK, EXIT_FAILED, EXIT_SETUP = 0, 1, 2
@@ -62,6 +63,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="the directory holding models.json (default: the repo's tla/)",
     )
     parser.add_argument("--list", action="store_true", help="list the manifest's models and exit")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="size each named bug model: check it at 1..3 keys x 1..3 blocks and report "
+        "the smallest shape that still shows its violation, with the counterexample's "
+        "steps (spec/POLICIES.md section 6)",
+    )
     parser.add_argument(
         "--quiet", action="store_true", help="do not relay TLC's progress to stderr"
     )
@@ -202,6 +210,8 @@ def run_command(args: argparse.Namespace) -> int:
     sink = None if args.quiet else _relay
     if args.repro is not None:
         return _repro(args, models, tla_dir, java, jar, sink)
+    if args.sweep:
+        return _sweep(models, tla_dir, java, jar)
     if args.simulate:
         return _simulate(args, models, tla_dir, java, jar, sink)
     if args.distributed is not None:
@@ -228,6 +238,19 @@ def run_command(args: argparse.Namespace) -> int:
         passed = sum(r.ok for r in results)
         print(f"\n{passed}/{len(results)} models met their expectation.")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _sweep(models: list[Model], tla_dir: Path, java: Path, jar: Path) -> int:
+    """``tlc --sweep``: each bug model's table of shapes and its smallest one."""
+    for model in models:
+        try:
+            results = sweep(model, tla_dir, java, jar)
+        except SweepError as exc:
+            print(f"embedding-cache tlc --sweep: {model.name}: {exc}", file=sys.stderr)
+            return EXIT_SETUP
+        print(sweep_table(model, results))
+        print()
+    return EXIT_OK
 
 
 def _engine_trace(args: argparse.Namespace, tla_dir: Path) -> int:

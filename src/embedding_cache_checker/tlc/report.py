@@ -18,8 +18,17 @@ def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def counterexample_steps(result: ModelResult) -> int | None:
+    """The transitions in ``result``'s counterexample (its states less the initial
+    one), or None when TLC printed none: a bug model's length for spec/POLICIES.md
+    section 6. O(1)."""
+    trace = result.output.trace
+    return len(trace) - 1 if trace else None
+
+
 def results_table(results: list[ModelResult]) -> str:
-    """One row per model: name, policy, expected, result, states, depth, seconds."""
+    """One row per model: name, policy, expected, result, states, depth, the
+    counterexample's steps, seconds."""
     rows = [
         [
             r.model.name,
@@ -28,6 +37,7 @@ def results_table(results: list[ModelResult]) -> str:
             r.result,
             _num(r.output.distinct_states),
             _num(r.output.depth),
+            _num(counterexample_steps(r)),
             f"{r.seconds:.1f}",
             "ok" if r.ok else f"FAIL ({r.note})",
         ]
@@ -40,10 +50,11 @@ def results_table(results: list[ModelResult]) -> str:
         "result",
         "distinct states",
         "depth",
+        "steps",
         "seconds",
         "verdict",
     ]
-    return render_table(headers, rows, right={4, 5, 6})
+    return render_table(headers, rows, right={4, 5, 6, 7})
 
 
 def failure_report(result: ModelResult, tla_dir: Path | None = None) -> str:
@@ -88,6 +99,7 @@ def result_json(result: ModelResult) -> dict[str, Any]:
         "ok": result.ok,
         "distinct_states": out.distinct_states,
         "depth": out.depth,
+        "counterexample_steps": counterexample_steps(result),
         "seconds": round(result.seconds, 3),
         "cpu_seconds": None if result.cpu_seconds is None else round(result.cpu_seconds, 3),
         "constants": result.constants,
