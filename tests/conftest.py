@@ -18,6 +18,7 @@ import os
 import sys
 
 import pytest
+from fast_tier import in_fast_tier
 from hypothesis import settings
 
 # Helper modules' asserts must survive ``python -O`` (the build matrix runs one).
@@ -27,6 +28,13 @@ settings.register_profile("ci", deadline=None, derandomize=True, database=None, 
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.register_profile("thorough", deadline=None, max_examples=2000, stateful_step_count=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m chooses the items
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the fast tier's tests ``fast`` (tests/fast_tier.py), for ``-m fast``."""
+    if in_fast_tier(item.nodeid):
+        item.add_marker(pytest.mark.fast)
 
 
 @pytest.hookimpl(trylast=True)  # after -k / --deselect have chosen the items

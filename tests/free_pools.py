@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from embedding_cache.free_blocks import FreeBlocks
+from embedding_cache.extent_pool import ExtentPool
 
 
-def pool_with_extents(lengths: list[int]) -> tuple[FreeBlocks, list[tuple[int, ...]]]:
+def pool_with_extents(lengths: list[int]) -> tuple[ExtentPool, list[tuple[int, ...]]]:
     """A pool whose free extents have ``lengths``, in that order (and in that order in
     their size classes), one used id apart; and each extent's ids."""
-    fb = FreeBlocks(sum(lengths) + len(lengths))
+    fb = ExtentPool(sum(lengths) + len(lengths))
     everything = fb.take(len(fb))
     extents, at = [], 0
     for length in lengths:

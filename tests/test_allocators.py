@@ -11,7 +11,9 @@ from __future__ import annotations
 import pytest
 
 from embedding_cache import ALLOCATORS, EVICTION_POLICIES, EmbeddingCache
-from embedding_cache.free_blocks import FreeBlocks, FreeStack, runs_of
+from embedding_cache.extent_pool import ExtentPool
+from embedding_cache.free_stack import FreeStack
+from embedding_cache.runs import runs_of
 
 
 def test_the_default_is_the_seeds_stack() -> None:
@@ -59,7 +61,7 @@ def test_extents_give_one_run_when_a_freed_run_fits() -> None:
         got[name] = len(runs_of(entry.block_ids))
         cache.check()
     assert got["extents"] == 1
-    assert isinstance(extents._state.free, FreeBlocks)
+    assert isinstance(extents._state.free, ExtentPool)
 
 
 @pytest.mark.parametrize(
@@ -81,7 +83,7 @@ def test_a_million_block_pool_is_one_extent() -> None:
     int objects (sliced from one tuple), so an entry costs what the stack's does."""
     cache = EmbeddingCache(1 << 20, allocator="extents")
     free = cache._state.free
-    assert isinstance(free, FreeBlocks) and free.extents() == [(0, 1 << 20)]
+    assert isinstance(free, ExtentPool) and free.extents() == [(0, 1 << 20)]
     entry = cache.alloc("a", 3)
     assert entry is not None and entry.block_ids == (1048573, 1048574, 1048575)
     assert all(b is free._ids[b] for b in entry.block_ids)

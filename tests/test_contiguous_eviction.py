@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from embedding_cache import EmbeddingCache
 from embedding_cache.build import CHECKED
-from embedding_cache.free_blocks import EXACT_LENGTHS, FreeBlocks, FreeStack, runs_of
+from embedding_cache.extent_pool import EXACT_LENGTHS, ExtentPool
+from embedding_cache.free_stack import FreeStack
 from embedding_cache.policies import PolicySpec
+from embedding_cache.runs import runs_of
 from embedding_cache.verification import state_of
 from embedding_cache_checker.tlc.manifest import find_tla_dir, load_manifest
 from embedding_cache_checker.verify.planted import by_name, run_witness
@@ -167,7 +169,7 @@ def test_a_declined_alloc_evicts_nothing() -> None:
 def test_has_run_is_exact_on_both_pools(free_ids: list[int], n: int) -> None:
     ids = sorted(free_ids)
     expect = n == 0 or any(b - a >= n for a, b in runs_of(ids))
-    extents = FreeBlocks(32)
+    extents = ExtentPool(32)
     extents.take(32)
     for a, b in runs_of(ids):
         extents.give(range(a, b))
@@ -184,7 +186,7 @@ def test_has_run_finds_a_fit_beyond_the_bounded_best_fit_scan() -> None:
     # scan (FIT_SCAN = 16) would miss the 8,200; has_run and take look at all of it.
     big = 8192
     assert big > EXACT_LENGTHS
-    pool = FreeBlocks(21 * (big + 8) + 16)
+    pool = ExtentPool(21 * (big + 8) + 16)
     pool.take(len(pool))
     pool.give(range(0, big + 8))  # the fitting one first: the last the scan meets
     for i in range(1, 21):

@@ -4,8 +4,8 @@ Extents longer than ``EXACT_LENGTHS`` sit on the stack of their power-of-two siz
 class; best fit there is bounded to ``FIT_SCAN`` live entries per class, stale
 entries (an extent since merged, cut or taken) are dropped when met, and the
 index is rebuilt once stale entries outnumber the extents. Each test names the
-rule of ``embedding_cache.extents`` it holds, and checks the pool's own
-consistency (``FreeBlocks.check``: bits, stacks, extents) after every change.
+rule of ``embedding_cache.extent_pool`` it holds, and checks the pool's own
+consistency (``ExtentPool.check``: bits, stacks, extents) after every change.
 
 Found by mutation testing (mutation/SURVIVORS.md): the cache's tests never gather
 an alloc from size-class extents, meet a stale class entry, fit a take within the
@@ -19,19 +19,20 @@ import random
 import pytest
 from free_pools import pool_with_extents
 
-from embedding_cache.extents import COMPACT_SLACK, EXACT_LENGTHS, FIT_SCAN, FreeBlocks
-from embedding_cache.free_blocks import FreeStack, TrackedFreeBlocks
+from embedding_cache.extent_pool import COMPACT_SLACK, EXACT_LENGTHS, FIT_SCAN, ExtentPool
+from embedding_cache.free_stack import FreeStack
 from embedding_cache.runs import runs_of
+from embedding_cache.tracked_extent_pool import TrackedExtentPool
 
 #: One size class up from the exact lengths (class 13: 8,192 .. 16,383 ids).
 BIG = 2 * EXACT_LENGTHS
 
 
-def _ok(fb: FreeBlocks) -> None:
+def _ok(fb: ExtentPool) -> None:
     assert fb.check() is None, fb.check()
 
 
-def _index_entries(fb: FreeBlocks) -> int:
+def _index_entries(fb: ExtentPool) -> int:
     """How many entries, live or stale, the index holds."""
     stacks = [*fb._exact.values(), *fb._classes.values()]
     return sum(len(stack) for stack in stacks)
@@ -81,7 +82,7 @@ def test_gathering_skips_an_entry_whose_extent_was_cut_to_an_exact_length() -> N
 
 def _class_pool(
     scan_order: list[int], *, longer: int = 0
-) -> tuple[FreeBlocks, list[tuple[int, ...]]]:
+) -> tuple[ExtentPool, list[tuple[int, ...]]]:
     """Extents of ``scan_order``'s lengths in the order a class scan meets them (the most
     recently freed first), and, when ``longer``, one extent that long freed before them;
     each extent's ids in scan order (then the longer one's)."""
@@ -158,17 +159,17 @@ def test_a_longer_class_gone_stale_is_passed_for_the_next() -> None:
 
 
 def test_has_run_of_one_needs_a_free_id() -> None:
-    fb = FreeBlocks(2)
+    fb = ExtentPool(2)
     assert fb.has_run(1) and fb.has_run(0)
     fb.take(2)
     assert not fb.has_run(1) and fb.has_run(0)
-    assert not FreeBlocks(0).has_run(1)
+    assert not ExtentPool(0).has_run(1)
 
 
 # ---------------------------------------------------------------- the rebuild
 
 
-def _rebuilt(fb: FreeBlocks) -> None:
+def _rebuilt(fb: ExtentPool) -> None:
     """Rebuild ``fb``'s index: one live entry per extent, bits exact, the next rebuild
     due at twice the extents plus slack."""
     fb._compact()
@@ -213,7 +214,7 @@ def test_a_rebuild_keeps_one_of_a_starts_entries() -> None:
 def test_the_index_stays_within_twice_the_extents_plus_slack() -> None:
     # O(1) amortized: stale entries are bounded by the rebuild, however long the run.
     rng = random.Random(7)
-    fb = FreeBlocks(3 * BIG)
+    fb = ExtentPool(3 * BIG)
     held: list[tuple[int, ...]] = []
     rebuilt = 0
     for _ in range(2000):
@@ -338,12 +339,12 @@ def test_check_names_each_kind_of_damage() -> None:
 
 
 def test_the_tracked_check_adds_the_membership_map() -> None:
-    fb = TrackedFreeBlocks(10)
+    fb = TrackedExtentPool(10)
     fb.take(4)
     assert fb.check() is None
     fb._map[9] = 1  # a taken id (4 are taken from the back) marked free
     assert fb.check() == "the membership map disagrees with the extents"
-    fb = TrackedFreeBlocks(10)
+    fb = TrackedExtentPool(10)
     fb._count += 1  # the extents' own damage is reported first
     assert fb.check() == "the free count 11 is not the extents' total"
 
@@ -364,13 +365,13 @@ def test_has_run_passes_a_longer_length_gone_stale() -> None:
 
 
 def test_has_run_of_the_longest_exact_length() -> None:
-    assert FreeBlocks(EXACT_LENGTHS).has_run(EXACT_LENGTHS)
-    assert not FreeBlocks(EXACT_LENGTHS).has_run(EXACT_LENGTHS + 1)
+    assert ExtentPool(EXACT_LENGTHS).has_run(EXACT_LENGTHS)
+    assert not ExtentPool(EXACT_LENGTHS).has_run(EXACT_LENGTHS + 1)
 
 
 def test_an_empty_pool_has_no_ids() -> None:
-    assert len(FreeBlocks(0)) == 0 and FreeBlocks(0).extents() == []
-    _ok(FreeBlocks(0))
+    assert len(ExtentPool(0)) == 0 and ExtentPool(0).extents() == []
+    _ok(ExtentPool(0))
 
 
 def test_the_stack_finds_runs_anywhere_in_its_order() -> None:
@@ -381,14 +382,25 @@ def test_the_stack_finds_runs_anywhere_in_its_order() -> None:
     assert FreeStack([2, 1]).has_run(2) and not FreeStack([3, 1]).has_run(2)
 
 
+def test_the_stack_takes_a_run_from_anywhere_in_its_order() -> None:
+    """``take_run`` (the ``FreePool`` protocol's, so no caller casts): the lowest run
+    that holds n, the other ids left in their stack order; None changes nothing."""
+    stack = FreeStack([9, 3, 4, 0, 5, 1])  # runs 0..1, 3..5, 9
+    assert stack.take_run(4) is None and stack == [9, 3, 4, 0, 5, 1]
+    assert stack.take_run(2) == (0, 1) and stack == [9, 3, 4, 5]
+    assert stack.take_run(2) == (3, 4) and stack == [9, 5]
+    assert stack.take_run(0) == () and stack.take_run(1) == (5,) and stack == [9]
+    assert stack.give((1, 2)) is None  # it keeps no runs: nothing to report
+
+
 def test_taking_one_or_none_from_either_pool() -> None:
     stack = FreeStack(range(4))
     assert stack.take(0) == () and stack.plan_take(0, ()) == () and len(stack) == 4
     assert stack.take(1) == (3,) and stack.plan_take(1, ()) == (2,)
-    fb = FreeBlocks(4)
+    fb = ExtentPool(4)
     assert fb.take_run(0) == () and fb.take(1) == (3,) and len(fb) == 3
     fb.take(3)
-    assert fb.take_run(0) == () and FreeBlocks(0).take_run(0) == ()
+    assert fb.take_run(0) == () and ExtentPool(0).take_run(0) == ()
 
 
 def test_a_rebuild_keeps_the_most_recently_indexed_first_among_equals() -> None:

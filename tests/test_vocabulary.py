@@ -144,7 +144,7 @@ INSTANCES = {
     "cache": "EmbeddingCache",
     "entry": "CacheEntry",
     "policy": "EvictionPolicy",
-    "free": "FreeBlocks",
+    "free": "FreePool",
     "lease": "Lease",
 }
 MUTANT_ID = re.compile(r"__mutmut_\d+$")

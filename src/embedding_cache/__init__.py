@@ -11,6 +11,7 @@ opt-in admission filter (``ADMISSION_FILTERS``) and pin leases. Set
 from __future__ import annotations
 
 from .admission import ADMISSION_FILTERS, AdmissionFilter, Doorkeeper
+from .allocators import ALLOCATORS, DEFAULT_ALLOCATOR
 from .build import BUILD_NAME, CHECKED, FULL_SWEEP
 from .cache import EmbeddingCache
 from .entry import CacheEntry
@@ -27,7 +28,6 @@ from .errors import (
     NotReadyError,
     UnknownKeyError,
 )
-from .free_blocks import ALLOCATORS
 from .leases import Lease
 from .policies import (
     EVICTION_POLICIES,
@@ -43,6 +43,7 @@ __all__ = [
     "ALLOCATORS",
     "BUILD_NAME",
     "CHECKED",
+    "DEFAULT_ALLOCATOR",
     "EVICTION_POLICIES",
     "FULL_SWEEP",
     "AdmissionFilter",

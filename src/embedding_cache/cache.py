@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from . import invariants, transitions
 from .admission import AdmissionSpec, make_admission
+from .allocators import DEFAULT_ALLOCATOR, allocator_name
 from .entry import CacheEntry
-from .free_blocks import DEFAULT_ALLOCATOR, allocator_name
 from .leases import Lease
 from .policies import DEFAULT_POLICY, PolicySpec, make_policy
 from .state import CacheState

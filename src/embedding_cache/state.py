@@ -12,8 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from .admission import AdmissionFilter
+from .allocators import DEFAULT_ALLOCATOR, make_free_pool
 from .entry import CacheEntry
-from .free_blocks import DEFAULT_ALLOCATOR, FreeBlocks, FreeStack, make_free_pool
+from .free_pool import FreePool
 from .leases import LeaseBook
 from .policies import EvictionPolicy, FifoPolicy, Hooks, PolicyChecks
 
@@ -53,8 +54,8 @@ class CacheState:
         #: Size of the block pool; block ids are 0 .. num_blocks-1.  (TLA+: N)
         self.num_blocks: int = num_blocks
         #: Free block ids: the seed's LIFO stack, or coalesced extents
-        #: (``free_blocks``; the spec lets an alloc take any free ids).  (TLA+: free)
-        self.free: FreeStack | FreeBlocks = make_free_pool(allocator, num_blocks)
+        #: (``allocators``; the spec lets an alloc take any free ids).  (TLA+: free)
+        self.free: FreePool = make_free_pool(allocator, num_blocks)
         #: Key -> live entry in any state.  (TLA+: entries)
         self.entries: dict[str, CacheEntry] = {}
         #: Total blocks of the evictable (ready+unpinned) entries, for fail-fast.  (TLA+: evictable)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from . import contracts
 from .entry import NOT_READY, CacheEntry
@@ -32,9 +32,6 @@ from .errors import (
     UnknownKeyError,
 )
 from .state import CacheState
-
-if TYPE_CHECKING:
-    from .extents import FreeBlocks
 
 # --------------------------------------------------------------------------
 # Argument validation: raised identically in every build, before any change.
@@ -178,7 +175,7 @@ def alloc(s: CacheState, key: str, n_blocks: int) -> CacheEntry | None:
     the filter is told (``declined``). Otherwise
     evicts the policy's victims until enough blocks are free and takes
     ``n_blocks`` ids, ascending, from the free pool (the stack's top, or the
-    fewest extents: ``free_blocks``).
+    fewest extents: ``allocators``).
 
     O(n_blocks log n_blocks + blocks of the evicted entries + the policy's
     evict cost per victim, O(1) amortized or O(log E): policies/), plus
@@ -242,8 +239,8 @@ def take_contiguous(s: CacheState, key: str, n_blocks: int, asked: bool) -> tupl
 
     O(1) amortized for a free run (``take_run``), else ``evict_for_run``'s and ``take``'s.
     """
-    runs = cast("FreeBlocks", s.free)  # the extents pool: validate_contiguity
-    ids = runs.take_run(n_blocks)
+    free = s.free  # the extents pool: validate_contiguity
+    ids = free.take_run(n_blocks)
     if ids is not None:
         return ids
     door = s.admission
@@ -251,7 +248,7 @@ def take_contiguous(s: CacheState, key: str, n_blocks: int, asked: bool) -> tupl
         door.declined(key)
         return None
     evict_for_run(s, n_blocks)
-    return runs.take(n_blocks)
+    return free.take(n_blocks)
 
 
 def evict_until(s: CacheState, n_blocks: int) -> None:
@@ -282,15 +279,17 @@ def evict_for_run(s: CacheState, n_blocks: int) -> None:
     """
     # evict_one's steps over bound locals (the loop is the contiguous path's hot spot).
     # Before each victim no free run held n_blocks, so one does after it iff the
-    # extent its blocks merged into does: give returns that length.
-    entries, evict, count = s.entries, s.on_evict, s.evictable_count
-    give = cast("FreeBlocks", s.free).give
+    # extent its blocks merged into does: the extents' give returns that length (a
+    # pool that keeps no runs returns None, and is asked has_run instead).
+    entries, evict, count, free = s.entries, s.on_evict, s.evictable_count, s.free
+    give = free.give
     for _ in range(s.contiguity):
         if not count():
             return
         blocks = entries.pop(evict()[0]).block_ids
         s.evictable_blocks -= len(blocks)
-        if give(blocks) >= n_blocks:
+        merged = give(blocks)
+        if free.has_run(n_blocks) if merged is None else merged >= n_blocks:
             return
 
 

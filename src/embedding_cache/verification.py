@@ -9,11 +9,25 @@ own, and to swap a transition for a deliberately broken one. This module is
 the one documented place for that; nothing here is needed to *use* the
 cache, and the cache never imports it.
 
+**The rule.** The checker, the vLLM plugin and the bench import the runtime
+through three doors only: the package itself (a name of
+``embedding_cache.__all__``), the policy package ``embedding_cache.policies``
+with its policy modules (a policy's module is its interface: its class and
+the constants its reference model reads), and this module. Every other
+runtime module (``state``, ``cache``, ``entry``, ``admission``, ``build``,
+the pools, ...) is reached through here, so this list is the whole of what
+they rely on. tests/test_verification_door.py walks every import, type-only
+and function-level ones included, and holds the rule.
+
 What it offers, each O(1) unless said:
 
 * the cache's parts: ``lock_of(cache)`` (its one lock);
 * the state: ``CacheState`` (spec/SPEC.md section 2.2 maps its fields to the
-  spec), ``state_of(cache)``, ``has_held_entries(state)``;
+  spec), ``state_of(cache)``, ``has_held_entries(state)``, ``LeaseBook`` (the
+  state's leases), ``FreeStack`` (the default free pool, for a state built
+  by hand) and ``runs_of`` (ids -> their runs of consecutive ids);
+* the admission filters by spec: ``AdmissionSpec`` (what ``admission=``
+  takes) and ``make_admission``;
 * the transitions: the functions of ``transitions`` (one per operation,
   unlocked, over a ``CacheState``) and of ``lease_transitions`` (the pin
   leases: ``LEASE_OPERATIONS``, over the state's ``LeaseBook``), their table
@@ -27,21 +41,34 @@ What it offers, each O(1) unless said:
   ``forget_lease``, ``own_lease``,
   ``evict_until``, ``evict_for_run``, ``evict_one``, ``NOT_READY`` and
   ``set_pin_count(entry, n)`` (the entry's pin count is otherwise read-only);
-* the checked build's pieces: ``contracts`` and ``lease_contracts`` (each
-  operation's contract, as a
+* the checked build's pieces: ``build`` (which build runs), ``contracts`` and
+  ``lease_contracts`` (each operation's contract, as a
   decorator a broken body can wear), ``invariants`` (the named invariants
-  and the O(N) sweep), ``snapshots`` (what the contracts compare).
+  and the O(N) sweep), ``snapshots`` (what the contracts compare);
+* ``errors``, the module of the typed errors, for a tool that looks one up by name.
 """
 
 from __future__ import annotations
 
 import threading
 
-from . import contracts, invariants, lease_contracts, lease_transitions, snapshots, transitions
+from . import (
+    build,
+    contracts,
+    errors,
+    invariants,
+    lease_contracts,
+    lease_transitions,
+    snapshots,
+    transitions,
+)
+from .admission import AdmissionSpec, make_admission
 from .cache import EmbeddingCache
 from .entry import NOT_READY, CacheEntry
+from .free_stack import FreeStack
 from .lease_transitions import LEASE_OPERATIONS, end_lease, forget_lease, own_lease
 from .leases import Lease, LeaseBook
+from .runs import runs_of
 from .state import CacheState, has_held_entries
 from .transition_table import REAL, Transitions
 from .transitions import (
@@ -90,14 +117,18 @@ __all__ = [
     "NOT_READY",
     "OPERATIONS",
     "REAL",
+    "AdmissionSpec",
     "CacheState",
+    "FreeStack",
     "Lease",
     "LeaseBook",
     "Transitions",
     "bad_key_error",
     "block_count",
+    "build",
     "contracts",
     "end_lease",
+    "errors",
     "evict_for_run",
     "evict_one",
     "evict_until",
@@ -108,8 +139,10 @@ __all__ = [
     "lease_contracts",
     "lease_transitions",
     "lock_of",
+    "make_admission",
     "own_lease",
     "pin_step",
+    "runs_of",
     "set_pin_count",
     "snapshots",
     "state_of",

@@ -30,12 +30,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from embedding_cache import CacheEntry, EmbeddingCache
-from embedding_cache.admission import AdmissionSpec
-from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
+from embedding_cache import DEFAULT_ALLOCATOR, CacheEntry, EmbeddingCache
 from embedding_cache.policies import PolicySpec
 from embedding_cache.verification import (
     LEASE_OPERATIONS,
+    AdmissionSpec,
     CacheState,
     Transitions,
     install_transitions,

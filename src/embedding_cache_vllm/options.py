@@ -25,8 +25,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from embedding_cache import ADMISSION_FILTERS, ALLOCATORS, EVICTION_POLICIES, EmbeddingCache
-from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
+from embedding_cache import (
+    ADMISSION_FILTERS,
+    ALLOCATORS,
+    DEFAULT_ALLOCATOR,
+    EVICTION_POLICIES,
+    EmbeddingCache,
+)
 from embedding_cache.policies import DEFAULT_POLICY
 
 #: The key of ``ec_connector_extra_config`` that holds the cache's options.

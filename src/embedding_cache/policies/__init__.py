@@ -5,7 +5,8 @@ accepts to its class; ``make_policy`` builds one for a pool.
 
 The registry is found, not listed: every module of this package (but
 ``base``) that defines a concrete ``EvictionPolicy`` subclass with a ``name``
-adds it, so a new policy is one new module here and no edit anywhere else.
+adds it, so a new policy is one new module here and no edit anywhere else in
+the runtime (its other files: spec/POLICIES.md section 4).
 Everything else that needs every policy (the checker, the tests, the bench)
 iterates this registry.
 """

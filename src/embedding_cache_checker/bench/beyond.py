@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from embedding_cache.build import BUILD_NAME
+from embedding_cache import BUILD_NAME
 
 from . import construction, contiguity, implementations, memory, scale, seed_speed, shared_mix
 

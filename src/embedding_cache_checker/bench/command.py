@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from embedding_cache.build import BUILD_NAME
+from embedding_cache import BUILD_NAME
 
 from .. import upstream
 from . import (

@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
-from embedding_cache.build import BUILD_NAME
+from embedding_cache import BUILD_NAME
 
 from ..text_table import numeric_right, render_table
 from . import connector, connector_leases, streams

@@ -24,10 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from embedding_cache import EmbeddingCache
-from embedding_cache.entry import CacheEntry
-from embedding_cache.free_blocks import runs_of
-from embedding_cache.verification import state_of
+from embedding_cache import CacheEntry, EmbeddingCache
+from embedding_cache.verification import runs_of, state_of
 
 from ..text_table import numeric_right, render_table
 from . import hit_ratios, implementations, shared_mix, streams, workload

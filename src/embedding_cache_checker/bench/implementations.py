@@ -10,7 +10,7 @@ name and a factory ``num_blocks -> fresh cache`` (``factories``):
   ``vllm==0.33.0`` (``embedding_cache_checker.upstream``, loaded on first use), with a
   length and a pool size added for the drivers;
 - ``"<policy>"``: ``EmbeddingCache(n, eviction=policy)`` of the running build,
-  with the default allocator (``free_blocks.DEFAULT_ALLOCATOR``);
+  with the default allocator (``embedding_cache.DEFAULT_ALLOCATOR``);
 - ``"<policy>/<allocator>"``: the same with another allocator from
   ``embedding_cache.ALLOCATORS``.
 """
@@ -21,8 +21,13 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Protocol, cast
 
-from embedding_cache import ADMISSION_FILTERS, ALLOCATORS, EVICTION_POLICIES, EmbeddingCache
-from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
+from embedding_cache import (
+    ADMISSION_FILTERS,
+    ALLOCATORS,
+    DEFAULT_ALLOCATOR,
+    EVICTION_POLICIES,
+    EmbeddingCache,
+)
 from embedding_cache.policies import FifoPolicy
 
 from .. import upstream

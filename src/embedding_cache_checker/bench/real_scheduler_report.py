@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from embedding_cache.build import BUILD_NAME
+from embedding_cache import BUILD_NAME
 
 from ..engine.stubs import VllmMissingError
 from ..text_table import render_table

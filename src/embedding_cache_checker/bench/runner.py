@@ -25,8 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from embedding_cache.build import BUILD_NAME
-from embedding_cache.cache import EmbeddingCache
+from embedding_cache import BUILD_NAME, EmbeddingCache
 
 from . import rounds, workload
 

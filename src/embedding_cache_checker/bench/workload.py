@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from embedding_cache.entry import CacheEntry
+from embedding_cache import CacheEntry
 
 #: Item sizes in blocks (one multimodal item's embedding), drawn uniformly per item.
 ITEM_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
@@ -276,7 +276,7 @@ def record(
     if n_ops < 0:
         raise ValueError(f"n_ops must be >= 0, got {n_ops}")
     if cache_factory is None:
-        from embedding_cache.cache import EmbeddingCache
+        from embedding_cache import EmbeddingCache
 
         cache_factory = EmbeddingCache
     shape = shape_for(num_blocks)

@@ -1,10 +1,9 @@
 """Each eviction policy's checker-side adapter, found from the runtime registry.
-
-For every name in ``embedding_cache.EVICTION_POLICIES`` the module
-``embedding_cache_checker.policies.<name>`` defines ``ADAPTER``, a
-``PolicyAdapter`` (``base``). Nothing here lists the policies: adding one to the
-registry adds one module here, and every user (the CrossHair plugin, its tests)
-finds it through ``adapter(name)``.
+For every name in ``embedding_cache.EVICTION_POLICIES`` the policy's checker module
+``embedding_cache_checker.verify.planted.<name>`` (its planted bugs, and this)
+defines ``ADAPTER``, a ``PolicyAdapter`` (``base``). Nothing here lists the
+policies: adding one to the registry adds its checker module, and every user (the
+CrossHair plugin, its tests) finds it through ``adapter(name)``.
 """
 
 from __future__ import annotations
@@ -18,6 +17,9 @@ from .base import PolicyAdapter
 
 __all__ = ["PolicyAdapter", "adapter", "adapters"]
 
+#: The package of each policy's checker module (its planted bugs and its adapter).
+CHECKER_MODULES = "embedding_cache_checker.verify.planted"
+
 
 @cache
 def adapter(name: str) -> PolicyAdapter:
@@ -25,15 +27,15 @@ def adapter(name: str) -> PolicyAdapter:
 
     Raises:
         KeyError: ``name`` is not in ``EVICTION_POLICIES``.
-        LookupError: it is, but ``embedding_cache_checker.policies.<name>`` does not
+        LookupError: it is, but ``embedding_cache_checker.verify.planted.<name>`` does not
             exist or defines no ``ADAPTER`` of that name (the message says which).
     """
     if name not in EVICTION_POLICIES:
         raise KeyError(f"unknown policy {name!r}; registered: {sorted(EVICTION_POLICIES)}")
-    found = policy_part(__name__, name, "ADAPTER", "checker adapter (a PolicyAdapter)")
+    found = policy_part(CHECKER_MODULES, name, "ADAPTER", "checker adapter (a PolicyAdapter)")
     if not isinstance(found, PolicyAdapter) or found.name != name:
         raise LookupError(
-            f"{__name__}.{name} must define ADAPTER = PolicyAdapter(name={name!r}, ...)"
+            f"{CHECKER_MODULES}.{name} must define ADAPTER = PolicyAdapter(name={name!r}, ...)"
         )
     return found
 

@@ -20,16 +20,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from embedding_cache import Doorkeeper, EmbeddingCache
-from embedding_cache.admission import (
+from embedding_cache import (
     ADMISSION_FILTERS,
+    DEFAULT_ALLOCATOR,
     AdmissionFilter,
-    AdmissionSpec,
-    make_admission,
+    Doorkeeper,
+    EmbeddingCache,
 )
-from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
 from embedding_cache.policies import make_policy
-from embedding_cache.verification import CacheState, state_of
+from embedding_cache.verification import AdmissionSpec, CacheState, make_admission, state_of
 
 from .model_code import PolicyFactory, code_name
 

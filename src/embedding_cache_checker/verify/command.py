@@ -109,8 +109,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument(
         "--policy",
-        default=",".join(EVICTION_POLICIES),
-        help=f"comma-separated eviction policies (default: all of {','.join(EVICTION_POLICIES)})",
+        default=None,
+        help=(
+            f"comma-separated eviction policies (default: all of "
+            f"{','.join(EVICTION_POLICIES)}); the tlc step then checks their own models only, "
+            f"not the shared layers' (see --shared)"
+        ),
+    )
+    parser.add_argument(
+        "--shared",
+        action="store_true",
+        help=(
+            "with --policy: the tlc step also checks the shared layers' models (the core's, "
+            "and the protocol, liveness and shared-bug models a policy only stands in for), "
+            "as a run of every policy does"
+        ),
     )
     parser.add_argument(
         "--no-deep",
@@ -309,6 +322,8 @@ def _policies(args: argparse.Namespace) -> tuple[str, ...]:
     Raises:
         _RefusedError: none, or one the registry does not have.
     """
+    if args.policy is None:
+        return tuple(EVICTION_POLICIES)
     policies = tuple(p.strip() for p in args.policy.split(",") if p.strip())
     bad = [p for p in policies if p not in EVICTION_POLICIES]
     if bad or not policies:
@@ -337,6 +352,7 @@ def _options(args: argparse.Namespace, profile: Profile) -> VerifyOptions:
         policies=policies,
         deep=args.deep,
         profile=profile,
+        shared=args.policy is None or args.shared,
     )
 
 

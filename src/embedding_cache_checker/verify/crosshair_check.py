@@ -332,7 +332,7 @@ def _worker(argv: Sequence[str]) -> int:
     )
     args = parser.parse_args(argv)
 
-    from embedding_cache import build
+    from embedding_cache.verification import build
 
     if not build.FULL_SWEEP:  # without the sweep the check would be vacuous
         print("the CrossHair worker needs EMBEDDING_CACHE_CHECKED=full", file=sys.stderr)

@@ -60,11 +60,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from embedding_cache import errors
-from embedding_cache.entry import CacheEntry
-from embedding_cache.free_blocks import FreeStack
+from embedding_cache import CacheEntry
 from embedding_cache.policies import EVICTION_POLICIES
-from embedding_cache.state import CacheState
+from embedding_cache.verification import CacheState, FreeStack, errors
 
 from ..policies import adapter
 from ..policies.base import KEYS, MAX_BLOCKS, MAX_ENTRIES, MAX_PIN

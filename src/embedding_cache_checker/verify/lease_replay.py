@@ -49,9 +49,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from embedding_cache import invariants
 from embedding_cache.policies import make_policy
-from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, end_lease
+from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, end_lease, invariants
 
 from ..abstraction import AbstractState, abstract_state
 from .alloc_rule import SEED_RULE, AllocRule

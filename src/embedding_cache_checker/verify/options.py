@@ -30,6 +30,9 @@ class VerifyOptions:
     crosshair_timeout: float | None = None
     policies: tuple[str, ...] = tuple(EVICTION_POLICIES)
     deep: bool = True  # also replay the depth-bounded deep models (PolicyPlan.bounded_replay)
+    #: The tlc step also checks the shared layers' models: the core's, and those a policy
+    #: only stands in for (``step_models.own_model``). Off for ``--policy``'s own run.
+    shared: bool = True
     profile: Profile = CI
 
     @property

@@ -43,11 +43,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from embedding_cache import invariants, transitions
-from embedding_cache.entry import CacheEntry
-from embedding_cache.errors import CacheError
+from embedding_cache import CacheEntry, CacheError
 from embedding_cache.policies import make_policy
-from embedding_cache.state import CacheState
+from embedding_cache.verification import CacheState, invariants, transitions
 
 from ..abstraction import AbstractState, BlockState, abstract_state, block_state
 from .alloc_rule import SEED_RULE, AllocRule

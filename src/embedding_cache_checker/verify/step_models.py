@@ -21,6 +21,7 @@ from .config_override import overridden_tla_dir
 from .graph_dump import DumpedModel, dump_state_graph, model_files
 from .lease_replay import replay_any_graph
 from .model_code import check_constants, policy_factory
+from .planted import for_tla_model
 from .records import ReplayRun
 
 if TYPE_CHECKING:
@@ -33,11 +34,36 @@ DEEP_DUMP_TIMEOUT = 3600.0
 # ---------------------------------------------------------------- tlc
 
 
-def tlc_models(models: Iterable[Model], policies: Iterable[str]) -> list[Model]:
-    """The models of the default run that check ``policies``: the shared core's (``policy``
-    null) and those of the chosen policies, in manifest order. O(models)."""
+#: Tags of the models that check a shared layer, the callers' obligations or a protocol,
+#: with their policy standing in for any (``own_model``).
+SHARED_LAYER_TAGS = frozenset({"protocol", "liveness"})
+
+
+def own_model(model: Model) -> bool:
+    """Whether ``model`` checks its policy's own rule: it has a policy, checks no shared
+    layer with it standing in (``SHARED_LAYER_TAGS``), and, if a bug model, plants that
+    policy's mistake (its planted twin, ``planted.for_tla_model``, is the policy's), not
+    a shared layer's. O(catalogue)."""
+    if model.policy is None or SHARED_LAYER_TAGS & set(model.tags):
+        return False
+    if "bug" not in model.tags:
+        return True
+    twin = for_tla_model(model.name)
+    return twin is not None and twin.policy is not None
+
+
+def tlc_models(
+    models: Iterable[Model], policies: Iterable[str], shared: bool = True
+) -> list[Model]:
+    """The models of the default run that check ``policies``, in manifest order: those of
+    the chosen policies and the shared core's (``policy`` null); without ``shared``, only
+    the chosen policies' own (``own_model``). O(models)."""
     chosen = set(policies)
-    return [m for m in default_models(list(models)) if m.policy is None or m.policy in chosen]
+    return [
+        m
+        for m in default_models(list(models))
+        if (m.policy is None or m.policy in chosen) and (shared or own_model(m))
+    ]
 
 
 def run_tlc(job: Job) -> None:
@@ -49,7 +75,7 @@ def run_tlc(job: Job) -> None:
     options, report = job.options, job.report
     java, jar = locate_java(), locate_jar()
     report.tlc_jar, report.tlc_version = str(jar), tlc_version(java, jar)
-    models = tlc_models(load_manifest(options.tla_dir), options.policies)
+    models = tlc_models(load_manifest(options.tla_dir), options.policies, options.shared)
     for model in models:
         report.tlc_policy[model.name] = model.policy
     longest_first = sorted(models, key=lambda m: -m.budget_seconds)

@@ -14,11 +14,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from embedding_cache.admission import AdmissionSpec
-from embedding_cache.errors import CacheError
-from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
-from embedding_cache.leases import Lease
+from embedding_cache import DEFAULT_ALLOCATOR, CacheError, Lease
 from embedding_cache.policies import PolicySpec
+from embedding_cache.verification import AdmissionSpec
 
 from ..tracing import TracedEmbeddingCache
 

@@ -30,8 +30,8 @@ import itertools
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 
-from embedding_cache.entry import NOT_READY
 from embedding_cache.policies import PolicySpec
+from embedding_cache.verification import NOT_READY
 
 from .history import Call, Outcome
 from .spec import Node, SequentialSpec, agrees, late_ready

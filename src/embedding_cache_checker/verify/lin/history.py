@@ -37,9 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from embedding_cache.cache import EmbeddingCache
-from embedding_cache.entry import CacheEntry
-from embedding_cache.leases import Lease
+from embedding_cache import CacheEntry, EmbeddingCache, Lease
 
 
 class EntryView(NamedTuple):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from embedding_cache.cache import EmbeddingCache
+from embedding_cache import EmbeddingCache
 from embedding_cache.policies import EVICTION_POLICIES
 
 from .checker import MAX_CONFIGURATIONS, Verdict, check_calls

@@ -29,11 +29,9 @@ import math
 from collections.abc import Hashable
 from typing import Any, NamedTuple
 
-from embedding_cache import invariants
-from embedding_cache.leases import Lease, LeaseBook
+from embedding_cache import Lease
 from embedding_cache.policies import PolicySpec, make_policy
-from embedding_cache.state import CacheState
-from embedding_cache.verification import REAL
+from embedding_cache.verification import REAL, CacheState, LeaseBook, invariants
 
 from ...abstraction import policy_view
 from ..replay import clone

@@ -82,9 +82,8 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
-from embedding_cache.admission import make_admission
 from embedding_cache.policies import EVICTION_POLICIES, make_policy
-from embedding_cache.verification import LEASE_OPERATIONS, REAL, CacheState, Lease
+from embedding_cache.verification import LEASE_OPERATIONS, REAL, CacheState, Lease, make_admission
 
 from ...policy_parts import policy_part
 from . import admission, combined, contiguity, core, leases

@@ -16,21 +16,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, ClassVar, Literal
 
-from embedding_cache import transitions
-from embedding_cache.admission import (
-    ADMISSION_FILTERS,
-    AdmissionFilter,
-    AdmissionSpec,
-    make_admission,
-)
-from embedding_cache.cache import EmbeddingCache
-from embedding_cache.free_blocks import DEFAULT_ALLOCATOR
+from embedding_cache import ADMISSION_FILTERS, DEFAULT_ALLOCATOR, AdmissionFilter, EmbeddingCache
 from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, PolicySpec, make_policy
 from embedding_cache.verification import (
     LEASE_OPERATIONS,
+    AdmissionSpec,
     CacheState,
     Transitions,
     install_transitions,
+    make_admission,
+    transitions,
 )
 
 #: In ``expect``: the running policy's order property (EvictOldestFirstProp, ...).

@@ -3,12 +3,22 @@
 NEVER used by the cache. Each class overrides one method of the real policy
 with one plausible mistake in its order rule (``planted.bug.PlantedPolicy``
 says why no class adds a field); ``BUGS`` holds their catalogue entries.
+
+The same file holds ``ADAPTER``, how CrossHair builds this policy's states
+(``embedding_cache_checker.policies.adapter``): a policy's checker side is one
+file. fifo's checker side: its CrossHair state is only which keys it queues, in key order.
+
+Relabelling keys maps any queue order onto key order (``k0``, ``k1``, ...), so
+the builder needs no choices.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from embedding_cache.policies import EvictionPolicy, FifoPolicy, Hooks
 
+from ...policies.base import Entries, PolicyAdapter
 from .bug import ORDER, READY_ABC, PlantedBug, PlantedPolicy, policy_bug
 
 
@@ -59,3 +69,32 @@ BUGS: tuple[PlantedBug, ...] = (
         "MCBugFifoHeadInsert",
     ),
 )  # fmt: skip
+
+
+def _build(policy: EvictionPolicy, entries: Entries, choices: Sequence[int]) -> None:
+    """The evictable keys join in key order; no choices. O(entries)."""
+    for key, size, pin in entries:
+        if pin == 0:
+            policy.ready(key, size)
+
+
+def _listed(policy: EvictionPolicy) -> list[str]:
+    """The queue, oldest first. O(entries)."""
+    return list(policy.evictable_keys())
+
+
+def _preimage(
+    policy: EvictionPolicy, order: Sequence[str], sizes: Sequence[int]
+) -> tuple[list[int], dict[str, str]]:
+    """No choices, no keys of its own. O(1)."""
+    return [], {}
+
+
+ADAPTER = PolicyAdapter(
+    name=FifoPolicy.name,
+    factory=FifoPolicy,
+    choice_bounds=(),
+    build=_build,
+    listed=_listed,
+    preimage=_preimage,
+)

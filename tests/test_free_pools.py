@@ -1,4 +1,4 @@
-"""FreeBlocks: the extent allocator keeps every id exactly once and hands out runs."""
+"""ExtentPool: the extent allocator keeps every id exactly once and hands out runs."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ from free_pools import pool_with_extents
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from embedding_cache.free_blocks import (
-    FreeBlocks,
-    FreeStack,
-    TrackedFreeBlocks,
-    runs_of,
-    size_class,
-)
+from embedding_cache.extent_pool import ExtentPool
+from embedding_cache.free_stack import FreeStack
+from embedding_cache.runs import runs_of, size_class
+from embedding_cache.tracked_extent_pool import TrackedExtentPool
 
 
 def test_runs_of() -> None:
@@ -26,7 +23,7 @@ def test_size_class() -> None:
 
 
 def test_fresh_pool_is_one_extent_and_allocates_runs_from_its_back() -> None:
-    fb = FreeBlocks(10)
+    fb = ExtentPool(10)
     assert len(fb) == 10 and fb.extents() == [(0, 10)]
     assert fb.take(3) == (7, 8, 9)
     assert fb.take(4) == (3, 4, 5, 6)
@@ -35,7 +32,7 @@ def test_fresh_pool_is_one_extent_and_allocates_runs_from_its_back() -> None:
 
 
 def test_give_coalesces_both_neighbours() -> None:
-    fb = FreeBlocks(9)
+    fb = ExtentPool(9)
     a, b, c = fb.take(3), fb.take(3), fb.take(3)
     fb.give(a)
     fb.give(c)
@@ -45,7 +42,7 @@ def test_give_coalesces_both_neighbours() -> None:
 
 
 def test_fragmented_take_gathers_largest_extents_first_ascending() -> None:
-    fb = FreeBlocks(12)
+    fb = ExtentPool(12)
     parts = [fb.take(2) for _ in range(6)]
     for p in parts[::2]:  # free every other pair: extents of 2, none adjacent
         fb.give(p)
@@ -56,7 +53,7 @@ def test_fragmented_take_gathers_largest_extents_first_ascending() -> None:
 
 
 def test_prefers_the_smallest_class_that_fits_whole() -> None:
-    fb = FreeBlocks(20)
+    fb = ExtentPool(20)
     a, _gap, b = fb.take(3), fb.take(1), fb.take(8)  # (17..19), (16), (8..15)
     fb.give(a)
     fb.give(b)  # extents: [0, 16) merged with b, and [17, 20)
@@ -71,7 +68,7 @@ def test_prefers_the_smallest_class_that_fits_whole() -> None:
     script=st.lists(st.tuples(st.booleans(), st.integers(0, 70)), max_size=60),
 )
 def test_every_id_stays_free_or_owned_exactly_once(n: int, script: list[tuple[bool, int]]) -> None:
-    fb = TrackedFreeBlocks(n)
+    fb = TrackedExtentPool(n)
     owned: list[tuple[int, ...]] = []
     for is_take, arg in script:
         if is_take and arg <= len(fb):
@@ -93,7 +90,7 @@ def test_every_id_stays_free_or_owned_exactly_once(n: int, script: list[tuple[bo
 
 
 def test_plan_take_predicts_take_without_changing_anything() -> None:
-    fb = TrackedFreeBlocks(16)
+    fb = TrackedExtentPool(16)
     x, y, z = fb.take(4), fb.take(4), fb.take(4)
     fb.give(y)
     before = fb.extents()
@@ -161,7 +158,7 @@ def test_plan_take_gives_the_victims_back_in_their_order() -> None:
     # them it cuts depends on the order they were freed in (the most recent). The alloc
     # gives them back victim by victim, so plan_take must too; giving them all at once,
     # sorted, picks the other.
-    fb = TrackedFreeBlocks(20)
+    fb = TrackedExtentPool(20)
     fb.take(20)
     victims = [(10, 11, 12), (2, 3, 4)]
     predicted = fb.plan_take(3, victims)

@@ -1,4 +1,4 @@
-"""FreeBlocks: the free block ids as maximal runs (extents), coalesced on free, best fit on take.
+"""ExtentPool: the free block ids as maximal runs (extents), coalesced on free, best fit on take.
 
 vLLM's worker turns each run of consecutive block ids into one transfer
 descriptor, so an entry whose ids form one run costs one descriptor instead
@@ -59,7 +59,7 @@ FIT_SCAN = 16
 COMPACT_SLACK = 64
 
 
-class FreeBlocks:
+class ExtentPool:
     """The free ids of a pool of ``num_blocks``, as coalesced extents (module docstring)."""
 
     __slots__ = (
@@ -239,7 +239,7 @@ class FreeBlocks:
 
     def just_freed(self, ids: Sequence[int]) -> bool:
         """After ``give(ids)``: only that the free count covers them (untracked: the full
-        sweep checks identities; ``TrackedFreeBlocks`` checks each id). O(1)."""
+        sweep checks identities; ``TrackedExtentPool`` checks each id). O(1)."""
         return self._count >= len(ids)
 
     def extents(self) -> list[Run]:
@@ -274,7 +274,7 @@ class FreeBlocks:
     def __repr__(self) -> str:
         shown = ", ".join(f"{a}..{b - 1}" for a, b in self.extents()[:8])
         more = ", ..." if len(self._by_start) > 8 else ""
-        return f"FreeBlocks({self._count} free: {shown}{more})"
+        return f"ExtentPool({self._count} free: {shown}{more})"
 
     def check(self) -> str | None:
         """The pool's own consistency, for the invariant sweep: extents disjoint, maximal
@@ -463,10 +463,10 @@ class FreeBlocks:
                     return start, start + length
             self._lengths ^= 1 << length
 
-    def copy(self) -> FreeBlocks:
+    def copy(self) -> ExtentPool:
         """An independent copy, index and all (so it cuts what this pool would). O(extents
         + index entries)."""
-        twin = FreeBlocks(0)
+        twin = ExtentPool(0)
         twin._ids = self._ids
         twin._by_start = dict(self._by_start)
         twin._by_end = dict(self._by_end)
@@ -490,7 +490,7 @@ class FreeBlocks:
         extent best fit meets first among equals. O(extents + index): it works on
         a copy. Checked builds only.
         """
-        twin = FreeBlocks.copy(self)
+        twin = ExtentPool.copy(self)
         for ids in extra:
             twin.give(ids)
         return twin.take(n)

@@ -17,17 +17,13 @@ import pytest
 from free_pools import pool_with_extents
 
 from embedding_cache import CHECKED
-from embedding_cache.free_blocks import (
-    EXACT_LENGTHS,
-    FIT_SCAN,
-    FreeBlocks,
-    FreeStack,
-    TrackedFreeBlocks,
-    make_free_pool,
-)
+from embedding_cache.allocators import make_free_pool
+from embedding_cache.extent_pool import EXACT_LENGTHS, FIT_SCAN, ExtentPool
+from embedding_cache.free_stack import FreeStack
+from embedding_cache.tracked_extent_pool import TrackedExtentPool
 
 
-def _map_agrees(fb: FreeBlocks, num_blocks: int) -> None:
+def _map_agrees(fb: ExtentPool, num_blocks: int) -> None:
     """A tracked pool's membership map says free exactly for the ids its extents hold,
     and never for an id outside the pool."""
     free = set(fb)
@@ -36,36 +32,36 @@ def _map_agrees(fb: FreeBlocks, num_blocks: int) -> None:
 
 
 def test_the_repr_shows_the_count_and_at_most_eight_extents() -> None:
-    fb = FreeBlocks(6)
-    assert repr(fb) == "FreeBlocks(6 free: 0..5)"
-    fb = FreeBlocks(40)
+    fb = ExtentPool(6)
+    assert repr(fb) == "ExtentPool(6 free: 0..5)"
+    fb = ExtentPool(40)
     taken = fb.take(40)
     fb.give(taken[0::2])  # 20 single-id extents: 0, 2, 4, ...
     assert repr(fb) == (
-        "FreeBlocks(20 free: 0..0, 2..2, 4..4, 6..6, 8..8, 10..10, 12..12, 14..14, ...)"
+        "ExtentPool(20 free: 0..0, 2..2, 4..4, 6..6, 8..8, 10..10, 12..12, 14..14, ...)"
     )
 
 
 def test_the_repr_elides_from_the_ninth_extent_on() -> None:
-    def pool_of_single_extents(count: int) -> FreeBlocks:
-        fb = FreeBlocks(2 * count)
+    def pool_of_single_extents(count: int) -> ExtentPool:
+        fb = ExtentPool(2 * count)
         fb.give(fb.take(2 * count)[0::2])  # ids 0, 2, 4, ...: one extent each
         return fb
 
     eight = ", ".join(f"{i}..{i}" for i in range(0, 16, 2))
-    assert repr(pool_of_single_extents(8)) == f"FreeBlocks(8 free: {eight})"
-    assert repr(pool_of_single_extents(9)) == f"FreeBlocks(9 free: {eight}, ...)"
+    assert repr(pool_of_single_extents(8)) == f"ExtentPool(8 free: {eight})"
+    assert repr(pool_of_single_extents(9)) == f"ExtentPool(9 free: {eight}, ...)"
 
 
 def test_extend_is_give() -> None:
-    fb = FreeBlocks(8)
+    fb = ExtentPool(8)
     ids = fb.take(3)
     fb.extend(ids)
     assert len(fb) == 8 and fb.extents() == [(0, 8)]
 
 
 def test_untracked_just_freed_only_counts() -> None:
-    fb = FreeBlocks(8)  # track=False: no membership map
+    fb = ExtentPool(8)  # track=False: no membership map
     ids = fb.take(3)
     assert fb.just_freed(ids)  # 5 free ids cover any 3 ids...
     assert not fb.just_freed(tuple(range(6)))  # ...but not 6
@@ -74,7 +70,7 @@ def test_untracked_just_freed_only_counts() -> None:
 
 
 def test_tracked_just_freed_knows_which_ids_are_free() -> None:
-    fb = TrackedFreeBlocks(8)
+    fb = TrackedExtentPool(8)
     ids = fb.take(3)
     assert not fb.just_freed(ids) and fb.just_freed((0, 1))
     assert not fb.just_freed((-1,)) and not fb.just_freed((8,))
@@ -85,7 +81,7 @@ def test_tracked_just_freed_knows_which_ids_are_free() -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_the_tracked_map_follows_every_take_and_give(seed: int) -> None:
     rng = random.Random(seed)
-    fb = TrackedFreeBlocks(24)
+    fb = TrackedExtentPool(24)
     owned: list[tuple[int, ...]] = []
     for _ in range(60):
         if owned and (rng.random() < 0.5 or not len(fb)):
@@ -96,7 +92,7 @@ def test_the_tracked_map_follows_every_take_and_give(seed: int) -> None:
 
 
 def test_the_tracked_map_of_a_pool_longer_than_one_fill_slice() -> None:
-    fb = TrackedFreeBlocks(5000)  # marking 5000 ids free takes more than one 4096-byte slice
+    fb = TrackedExtentPool(5000)  # marking 5000 ids free takes more than one 4096-byte slice
     _map_agrees(fb, 5000)
     ids = fb.take(4500)
     fb.give(ids)
@@ -104,7 +100,7 @@ def test_the_tracked_map_of_a_pool_longer_than_one_fill_slice() -> None:
 
 
 def test_a_copy_keeps_tracking_exactly() -> None:
-    fb = TrackedFreeBlocks(8)
+    fb = TrackedExtentPool(8)
     taken = fb.take(3)
     twin = fb.copy()
     assert not twin.just_freed(taken)  # 5 ids are free, but not these
@@ -120,7 +116,7 @@ def test_a_copy_keeps_tracking_exactly() -> None:
 BIG = 2 * EXACT_LENGTHS
 
 
-def _own_class_pool(fits_at: int, *, longer: int = 0) -> tuple[FreeBlocks, tuple[int, ...]]:
+def _own_class_pool(fits_at: int, *, longer: int = 0) -> tuple[ExtentPool, tuple[int, ...]]:
     """Free extents of BIG ids, with one of BIG + 1 ids (the same size class) the
     ``fits_at``-th that the class's bounded scan meets (it meets the most recently
     freed first); and, when ``longer``, one extent of that many ids freed first."""
@@ -157,7 +153,7 @@ def test_the_own_class_scan_looks_at_all_of_it_when_no_longer_class_is_free() ->
 
 def test_the_extents_pool_tracks_membership_exactly_in_the_checked_builds() -> None:
     pool = make_free_pool("extents", 4)
-    assert isinstance(pool, FreeBlocks)
+    assert isinstance(pool, ExtentPool)
     taken = pool.take(1)
     # Exact (checked builds): a taken id is not free. Untracked (default build): only
     # the count is checked, and 3 free ids cover 1.

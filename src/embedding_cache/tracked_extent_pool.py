@@ -1,4 +1,4 @@
-"""TrackedFreeBlocks: the extents pool of the checked builds, which knows each id's state.
+"""TrackedExtentPool: the extents pool of the checked builds, which knows each id's state.
 
 The discard contract asks whether exactly an entry's ids went back to the pool
 (``just_freed``); the extents alone answer that only in O(extents). So the
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .extents import FreeBlocks
+from .extent_pool import ExtentPool
 from .runs import runs_of
 
 #: Enough 1-bytes for most runs, so marking a run free copies a slice.
 _ONES = b"\x01" * 4096
 
 
-class TrackedFreeBlocks(FreeBlocks):
-    """FreeBlocks plus a byte per id saying whether it is free, so that ``just_freed`` is
+class TrackedExtentPool(ExtentPool):
+    """ExtentPool plus a byte per id saying whether it is free, so that ``just_freed`` is
     exact: the pool of the checked builds, whose discard contract asks it. Each change
     also copies a C-level slice of the map (O(ids))."""
 
@@ -40,20 +40,20 @@ class TrackedFreeBlocks(FreeBlocks):
                 free_map[a:b] = bytes(n)
 
     def give(self, ids: Sequence[int]) -> int:
-        """``FreeBlocks.give``, and the map marks ``ids`` free. O(runs + ids)."""
+        """``ExtentPool.give``, and the map marks ``ids`` free. O(runs + ids)."""
         longest = super().give(ids)
         self._mark(ids, True)
         return longest
 
     def take_run(self, n: int) -> tuple[int, ...] | None:
-        """``FreeBlocks.take_run``, and the map marks the ids taken. O(ids) more."""
+        """``ExtentPool.take_run``, and the map marks the ids taken. O(ids) more."""
         ids = super().take_run(n)
         if ids:
             self._mark(ids, False)
         return ids
 
     def take(self, n: int) -> tuple[int, ...]:
-        """``FreeBlocks.take``, and the map marks the ids taken. O(ids) more."""
+        """``ExtentPool.take``, and the map marks the ids taken. O(ids) more."""
         ids = super().take(n)
         self._mark(ids, False)
         return ids
@@ -68,7 +68,7 @@ class TrackedFreeBlocks(FreeBlocks):
         return True
 
     def check(self) -> str | None:
-        """``FreeBlocks.check``, and the map agrees with the extents. O(N)."""
+        """``ExtentPool.check``, and the map agrees with the extents. O(N)."""
         detail = super().check()
         if detail is not None:
             return detail
@@ -77,11 +77,11 @@ class TrackedFreeBlocks(FreeBlocks):
             expected[start:end] = b"\x01" * (end - start)
         return None if expected == self._map else "the membership map disagrees with the extents"
 
-    def copy(self) -> TrackedFreeBlocks:
+    def copy(self) -> TrackedExtentPool:
         """An independent copy, the map too. O(N + extents + index)."""
-        twin = TrackedFreeBlocks(0)
-        base = FreeBlocks.copy(self)
-        for name in FreeBlocks.__slots__:
+        twin = TrackedExtentPool(0)
+        base = ExtentPool.copy(self)
+        for name in ExtentPool.__slots__:
             setattr(twin, name, getattr(base, name))
         twin._map = self._map[:]
         return twin
