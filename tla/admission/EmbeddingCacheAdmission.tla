@@ -18,7 +18,7 @@
 (* hooks are constants (the glue's names) and the glue is the named       *)
 (* instance Glue, both declared in EmbeddingCacheLayer.  A root extends a *)
 (* policy module and EmbeddingCacheAdmissionParams, then writes a bare    *)
-(* `INSTANCE EmbeddingCacheAdmission` (models/MCAdmissionFifo.tla, ...).  *)
+(* `INSTANCE EmbeddingCacheAdmission` (generated/MCAdmissionFifo.tla, ...).*)
 (* With contiguity too: tla/combined/, which reuses AdmitThrough,         *)
 (* DeclineAlloc and UntouchedNext.                                        *)
 (*                                                                        *)

@@ -17,7 +17,7 @@
 (* module (which defines the hooks) and EmbeddingCacheLeaseParams, then    *)
 (* writes a bare `INSTANCE EmbeddingCacheLeases`: every hook, constant and *)
 (* variable is substituted by the root's own of the same name             *)
-(* (models/MCLeaseFifo.tla, ...).  Glue's definitions are the ones the     *)
+(* (generated/MCLeaseFifo.tla, ...). Glue's definitions are the ones the     *)
 (* policy module's own bare INSTANCE gives the root, so a config override *)
 (* `Op <- [EmbeddingCachePolicy] Bug` reaches both.                        *)
 (*                                                                         *)

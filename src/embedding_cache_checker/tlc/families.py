@@ -65,6 +65,7 @@ CFG_FIELDS = frozenset(
         "view",
         "constraint",
         "action_constraint",
+        "symmetry",
         "invariants",
         "properties",
     }
@@ -177,6 +178,7 @@ def render_config(cfg: Mapping[str, Any]) -> str:
         ("view", "VIEW"),
         ("constraint", "CONSTRAINT"),
         ("action_constraint", "ACTION_CONSTRAINT"),
+        ("symmetry", "SYMMETRY"),
     ):
         if cfg.get(key):
             lines.append(f"{keyword} {cfg[key]}")
@@ -299,7 +301,10 @@ def _derive_one(
         spec: render_root(
             root_name,
             [_fill(str(e), names) for e in root.get("extends", ())],
-            [_fill(str(line), names) for line in root.get("body", ())],
+            [
+                _fill(str(line), names)
+                for line in (*root.get("body", ()), *over.get("root_body", ()))
+            ],
             origin,
         ),
         config: render_config(cfg),
