@@ -22,7 +22,7 @@ from embedding_cache_checker.tlc.distributed import (
     run_worker,
 )
 from embedding_cache_checker.tlc.manifest import Model, find_tla_dir, load_manifest
-from embedding_cache_checker.tlc.output import Outcome, parse_output
+from embedding_cache_checker.tlc.output import TlcOutcome, parse_output
 from embedding_cache_checker.tlc.runner import run_tlc
 
 DATA = Path(__file__).parent / "data" / "counterexample"
@@ -63,7 +63,7 @@ def test_unnamed_violation_is_attributed_to_the_only_invariant() -> None:
     raw = (DATA / "distributed_invariant_server.out").read_text(encoding="utf-8")
     model = MODELS["MCBugDiscardKeepsBlocks"]
     output = name_distributed_violation(model, parse_output(raw), raw, ["BlockConservationInv"])
-    assert output.outcome is Outcome.INVARIANT
+    assert output.outcome is TlcOutcome.INVARIANT
     assert output.violated == "BlockConservationInv"
     assert len(output.trace) == 2
     several = name_distributed_violation(model, parse_output(raw), raw, ["TypeOK", "Other"])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from embedding_cache_checker.tlc import jar
-from embedding_cache_checker.tlc.output import Outcome, parse_output
+from embedding_cache_checker.tlc.output import TlcOutcome, parse_output
 
 DATA = Path(__file__).parent / "data"
 
@@ -19,7 +19,7 @@ def _parse(name: str):  # type: ignore[no-untyped-def]
 
 def test_pass_gives_statistics() -> None:
     out = _parse("pass_smoke.out")
-    assert out.outcome is Outcome.PASS
+    assert out.outcome is TlcOutcome.PASS
     assert out.violated is None
     assert out.distinct_states == 2293
     assert out.states_generated == 11849
@@ -30,7 +30,7 @@ def test_pass_gives_statistics() -> None:
 
 def test_invariant_violation_names_invariant_and_trace() -> None:
     out = _parse("invariant_violation.out")
-    assert out.outcome is Outcome.INVARIANT
+    assert out.outcome is TlcOutcome.INVARIANT
     assert out.violated == "BlockConservationInv"
     assert [s.action for s in out.trace] == ["Init", "Alloc", "DiscardKeepsBlocks"]
     init, alloc, discard = out.trace
@@ -44,7 +44,7 @@ def test_invariant_violation_names_invariant_and_trace() -> None:
 
 def test_action_property_violation() -> None:
     out = _parse("action_property_violation.out")
-    assert out.outcome is Outcome.ACTION_PROPERTY
+    assert out.outcome is TlcOutcome.ACTION_PROPERTY
     assert out.violated == "EvictOldestFirstProp"
     assert out.trace[0].action == "Init"
     assert out.trace[-1].action == "Alloc"
@@ -53,7 +53,7 @@ def test_action_property_violation() -> None:
 
 def test_temporal_violation_keeps_lasso() -> None:
     out = _parse("temporal_violation.out")
-    assert out.outcome is Outcome.TEMPORAL
+    assert out.outcome is TlcOutcome.TEMPORAL
     assert out.violated is None  # TLC does not name the property
     assert out.trace[-1].action.startswith("Back to state")
     assert "saver" in out.trace[0].state
@@ -62,14 +62,14 @@ def test_temporal_violation_keeps_lasso() -> None:
 
 def test_parse_error() -> None:
     out = _parse("parse_error.out")
-    assert out.outcome is Outcome.PARSE_ERROR
+    assert out.outcome is TlcOutcome.PARSE_ERROR
     assert "Semantic errors" in out.message or "Parsing" in out.message
     assert out.trace == []
 
 
 @pytest.mark.parametrize("text", ["", "TLC2 Version 2.15\nStarting...\n"])
 def test_truncated_output_is_incomplete(text: str) -> None:
-    assert parse_output(text).outcome is Outcome.INCOMPLETE
+    assert parse_output(text).outcome is TlcOutcome.INCOMPLETE
 
 
 def test_multiline_values_are_joined() -> None:
@@ -98,7 +98,7 @@ def test_action_property_reported_by_position_keeps_its_behaviour() -> None:
     reported by the position of its expansion: an action-property violation whose name
     ``counterexample`` finds, with the behaviour parsed like any other violation's."""
     out = parse_output((DATA / "counterexample" / "refinement_violation.out").read_text())
-    assert out.outcome is Outcome.ACTION_PROPERTY
+    assert out.outcome is TlcOutcome.ACTION_PROPERTY
     assert out.violated is None  # a position is no name
     assert [s.number for s in out.trace] == [1, 2, 3, 4]
     assert out.message.startswith("Error: Action property line 289, col 17")

@@ -9,7 +9,7 @@ import pytest
 
 from embedding_cache_checker.tlc.jar import locate_jar, locate_java
 from embedding_cache_checker.tlc.manifest import find_tla_dir, load_manifest
-from embedding_cache_checker.tlc.output import Outcome
+from embedding_cache_checker.tlc.output import TlcOutcome
 from embedding_cache_checker.tlc.process import (
     LIBRARY_PROPERTY,
     check_command,
@@ -68,7 +68,7 @@ def test_a_root_in_a_folder_runs_from_that_folder(tmp_path: Path) -> None:
 def test_tlc_finds_a_module_of_a_new_folder(tmp_path: Path) -> None:
     root = _tree(tmp_path / "tla")
     run = run_tlc("models/MCCounter.tla", "models/MCCounter.cfg", root, check_deadlock=False)
-    assert run.output.outcome is Outcome.PASS, run.raw_output
+    assert run.output.outcome is TlcOutcome.PASS, run.raw_output
     assert run.output.distinct_states == 3
 
 

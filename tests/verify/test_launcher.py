@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from embedding_cache_checker.tlc.cluster import server_process, worker_process
-from embedding_cache_checker.tlc.output import Outcome
+from embedding_cache_checker.tlc.output import TlcOutcome
 from embedding_cache_checker.tlc.process import check_command, command_line
 from embedding_cache_checker.tlc.runner import run_tlc
 from embedding_cache_checker.tlc.simulate import simulation_batch
@@ -108,10 +108,10 @@ def test_every_tlc_command_line_starts_the_same_way() -> None:
 def test_deadlock_reported_unless_switched_off(tla_dir: Path, tmp_path: Path) -> None:
     name = _spec(tmp_path, STOPS)
     run = run_tlc(f"{name}.tla", f"{name}.cfg", tmp_path)
-    assert run.output.outcome is Outcome.DEADLOCK and not run.timed_out
+    assert run.output.outcome is TlcOutcome.DEADLOCK and not run.timed_out
     assert [step.state["x"] for step in run.output.trace] == ["0", "1", "2", "3"]
     run = run_tlc(f"{name}.tla", f"{name}.cfg", tmp_path, check_deadlock=False)
-    assert run.output.outcome is Outcome.PASS and run.exit_code == 0
+    assert run.output.outcome is TlcOutcome.PASS and run.exit_code == 0
     assert run.output.distinct_states == 4
     assert not list(tmp_path.glob("states*")), (
         "TLC's metadata must not land in the spec's directory"
@@ -132,7 +132,7 @@ def test_dump_writes_the_state_graph(tla_dir: Path, tmp_path: Path) -> None:
         label="stops",
         on_line=lambda label, line: lines.append((label, line)),
     )
-    assert run.output.outcome is Outcome.PASS
+    assert run.output.outcome is TlcOutcome.PASS
     graph = load_dot(dot)
     assert sorted(str(s["x"]) for s in graph.states.values()) == ["0", "1", "2", "3"]
     assert len(graph.edges) == 3 and len(graph.initial) == 1
@@ -145,5 +145,5 @@ def test_timeout_kills_tlc(tla_dir: Path, tmp_path: Path) -> None:
     name = _spec(tmp_path, FOREVER)
     run = run_tlc(f"{name}.tla", f"{name}.cfg", tmp_path, timeout=3.0)
     assert run.timed_out
-    assert run.output.outcome is Outcome.INCOMPLETE
+    assert run.output.outcome is TlcOutcome.INCOMPLETE
     assert run.exit_code is not None and run.exit_code != 0

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from . import patterns
 from .output import parse_trace
-from .trace_table import StepLike, trace_table
+from .trace_table import StateLike, trace_table
 
 # -- patterns of a TLA+ module's text (TLC's output is read through ``patterns``)
 
@@ -299,7 +299,7 @@ def instance_action(module: str, op: str, directories: Iterable[Path]) -> str | 
     )
 
 
-def step_label(step: StepLike, directories: Iterable[Path], raw_label: str | None = None) -> str:
+def step_label(step: StateLike, directories: Iterable[Path], raw_label: str | None = None) -> str:
     """A readable action name for a step: ``definition: operation``.
 
     The definition comes from TLC's label. A named action keeps its name
@@ -342,20 +342,20 @@ def step_label(step: StepLike, directories: Iterable[Path], raw_label: str | Non
 
 
 def labelled_trace_table(
-    steps: Sequence[StepLike],
+    steps: Sequence[StateLike],
     directories: Iterable[Path] = (),
     labels: Mapping[int, str] | None = None,
 ) -> str:
     """The counterexample as a table: step, readable action, what changed.
 
     ``labels`` are TLC's raw state labels (:func:`raw_labels`), which keep
-    the positions that ``output.Step.action`` drops. O(trace size).
+    the positions that ``output.CounterexampleState.action`` drops. O(trace size).
     """
     dirs = list(directories)
     if not steps:
         return "(no steps)"
 
-    def action_of(step: StepLike) -> str:
+    def action_of(step: StateLike) -> str:
         raw = None if labels is None else labels.get(step.number)
         return step_label(step, dirs, raw)
 

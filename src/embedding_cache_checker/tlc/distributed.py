@@ -45,7 +45,7 @@ from .cluster import (
 from .config import read_config
 from .jar import TlcSetupError, locate_jar, locate_java
 from .manifest import Model
-from .output import Outcome, TlcOutput, parse_output, parse_trace
+from .output import TlcOutcome, TlcOutput, parse_output, parse_trace
 from .process import LineSink, TlcProcess
 from .report import result_json
 from .runner import HARD_TIMEOUT_FACTOR, ModelResult, judge
@@ -91,15 +91,15 @@ def name_distributed_violation(
     deadlocks are checked; otherwise the outcome stays ``error`` with
     ``violated = "unnamed violation"``. O(output size).
     """
-    if output.outcome is not Outcome.ERROR or not output.message.startswith(
+    if output.outcome is not TlcOutcome.ERROR or not output.message.startswith(
         patterns.UNNAMED_BEHAVIOUR
     ):
         return output
     output.trace = parse_trace(raw)
     if len(invariants) == 1:
-        output.outcome, output.violated = Outcome.INVARIANT, invariants[0]
+        output.outcome, output.violated = TlcOutcome.INVARIANT, invariants[0]
     elif not invariants and model.check_deadlock:
-        output.outcome = Outcome.DEADLOCK
+        output.outcome = TlcOutcome.DEADLOCK
     else:
         output.violated = "unnamed violation"
     return output

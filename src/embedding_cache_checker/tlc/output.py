@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from . import patterns
 
 
-class Outcome(enum.StrEnum):
+class TlcOutcome(enum.StrEnum):
     """What TLC concluded."""
 
     PASS = "pass"  # the model checked completely, no violation
@@ -28,7 +28,7 @@ class Outcome(enum.StrEnum):
 
 
 @dataclass
-class Step:
+class CounterexampleState:
     """One state of a counterexample and the action that produced it."""
 
     number: int  # TLC's state number (1 is the initial state)
@@ -41,14 +41,14 @@ class Step:
 class TlcOutput:
     """The parsed result of one TLC run."""
 
-    outcome: Outcome
+    outcome: TlcOutcome
     violated: str | None = None  # the invariant/property TLC named, if any
     message: str = ""  # the first error line(s), for error outcomes
     version: str | None = None
     states_generated: int | None = None
     distinct_states: int | None = None
     depth: int | None = None
-    trace: list[Step] = field(default_factory=list)
+    trace: list[CounterexampleState] = field(default_factory=list)
 
 
 def _int(text: str) -> int:
@@ -67,9 +67,9 @@ def _action_name(label: str) -> str:
     return match.group("name") if match else label.strip("<>")
 
 
-def parse_trace(text: str) -> list[Step]:
+def parse_trace(text: str) -> list[CounterexampleState]:
     """Return the counterexample in text as steps with their changes."""
-    steps: list[Step] = []
+    steps: list[CounterexampleState] = []
     current: dict[str, str] | None = None
     last_var: str | None = None
 
@@ -87,11 +87,15 @@ def parse_trace(text: str) -> list[Step]:
             finish()
             if back:
                 target = int(back.group("n"))
-                steps.append(Step(target, f"Back to state {target}", {}, {}))
+                steps.append(CounterexampleState(target, f"Back to state {target}", {}, {}))
                 current = None
                 continue
             assert header is not None
-            steps.append(Step(int(header.group("n")), _action_name(header.group("label")), {}, {}))
+            steps.append(
+                CounterexampleState(
+                    int(header.group("n")), _action_name(header.group("label")), {}, {}
+                )
+            )
             current = {}
             last_var = None
             continue
@@ -111,26 +115,26 @@ def parse_trace(text: str) -> list[Step]:
     return steps
 
 
-def _outcome(text: str) -> tuple[Outcome, str | None]:
+def _outcome(text: str) -> tuple[TlcOutcome, str | None]:
     """Classify the run and name the violated invariant/property, if any."""
     if match := patterns.INVARIANT.search(text):
-        return Outcome.INVARIANT, match.group("name")
+        return TlcOutcome.INVARIANT, match.group("name")
     if match := patterns.ACTION_PROPERTY.search(text):
         # A whole specification checked as a property is reported by the source
         # position of its expansion, not by name: ``counterexample`` names it.
         what = match.group("what")
-        return Outcome.ACTION_PROPERTY, None if patterns.POSITION.search(what) else what
+        return TlcOutcome.ACTION_PROPERTY, None if patterns.POSITION.search(what) else what
     if patterns.TEMPORAL.search(text):
-        return Outcome.TEMPORAL, None
+        return TlcOutcome.TEMPORAL, None
     if patterns.DEADLOCK.search(text):
-        return Outcome.DEADLOCK, None
+        return TlcOutcome.DEADLOCK, None
     if patterns.PARSE_ERROR.search(text):
-        return Outcome.PARSE_ERROR, None
+        return TlcOutcome.PARSE_ERROR, None
     if patterns.ERROR.search(text):
-        return Outcome.ERROR, None
+        return TlcOutcome.ERROR, None
     if patterns.PASS.search(text):
-        return Outcome.PASS, None
-    return Outcome.INCOMPLETE, None
+        return TlcOutcome.PASS, None
+    return TlcOutcome.INCOMPLETE, None
 
 
 def _error_message(text: str) -> str:
@@ -161,8 +165,13 @@ def parse_output(text: str) -> TlcOutput:
         result.depth = int(match.group("d"))
     elif progress := list(patterns.PROGRESS.finditer(text)):
         result.depth = int(progress[-1].group("depth"))
-    if outcome in (Outcome.INVARIANT, Outcome.ACTION_PROPERTY, Outcome.TEMPORAL, Outcome.DEADLOCK):
+    if outcome in (
+        TlcOutcome.INVARIANT,
+        TlcOutcome.ACTION_PROPERTY,
+        TlcOutcome.TEMPORAL,
+        TlcOutcome.DEADLOCK,
+    ):
         result.trace = parse_trace(text)
-    if outcome not in (Outcome.PASS, Outcome.INCOMPLETE):
+    if outcome not in (TlcOutcome.PASS, TlcOutcome.INCOMPLETE):
         result.message = _error_message(text)
     return result

@@ -9,7 +9,7 @@ from typing import Any
 from ..text_table import render_table  # the project's one table renderer
 from .config import read_config
 from .counterexample import explain_failure
-from .output import Step
+from .output import CounterexampleState
 from .runner import ModelResult
 from .trace_table import trace_table
 
@@ -82,7 +82,7 @@ def failure_report(result: ModelResult, tla_dir: Path | None = None) -> str:
     return "\n".join(lines)
 
 
-def step_json(step: Step) -> dict[str, Any]:
+def state_json(step: CounterexampleState) -> dict[str, Any]:
     """A counterexample step as JSON."""
     return {"state": step.number, "action": step.action, "changed": step.changed}
 
@@ -114,7 +114,7 @@ def result_json(result: ModelResult) -> dict[str, Any]:
     }
     if not result.ok:
         data["message"] = out.message
-        data["counterexample"] = [step_json(s) for s in out.trace]
+        data["counterexample"] = [state_json(s) for s in out.trace]
     return data
 
 

@@ -62,7 +62,7 @@ from ..verify.tla_values import TlaParseError, TlaValue, parse_value
 from .config import read_config
 from .counterexample import explain_failure, identify_violation
 from .manifest import Model
-from .output import Outcome, Step, parse_trace
+from .output import CounterexampleState, TlcOutcome, parse_trace
 from .process import LineSink
 from .runner import ModelResult, run_model
 
@@ -71,7 +71,7 @@ class ReproError(Exception):
     """The model's run gives no counterexample a test can replay."""
 
 
-def read_states(trace: Sequence[Step]) -> list[dict[str, TlaValue]]:
+def read_states(trace: Sequence[CounterexampleState]) -> list[dict[str, TlaValue]]:
     """Every state of a finite behaviour, its variables parsed. O(trace size).
 
     Raises:
@@ -128,7 +128,7 @@ def build_case(model: Model, result: ModelResult, tla_dir: Path) -> Counterexamp
     config = read_config(tla_dir / model.config)
     violation = identify_violation(result.raw_output, [tla_dir], config.properties)
     if violation is None:
-        if result.output.outcome is Outcome.PASS:
+        if result.output.outcome is TlcOutcome.PASS:
             raise ReproError("TLC found no counterexample: the model passes")
         raise ReproError(f"TLC reported no violation ({result.result})")
     if violation.kind == "temporal":

@@ -16,7 +16,7 @@ from . import patterns
 from .config import read_config
 from .jar import locate_jar, locate_java
 from .manifest import PASS, Model
-from .output import Outcome, TlcOutput, parse_output
+from .output import TlcOutcome, TlcOutput, parse_output
 from .process import LineSink, TlcProcess, check_command
 
 #: A model may run this many times its budget before it is killed.
@@ -128,11 +128,11 @@ def judge(model: Model, output: TlcOutput, properties: list[str]) -> str:
     TLC does not say which temporal property failed; when the config checks
     exactly one property, it is that one (bug models check one each).
     """
-    if output.outcome is Outcome.PASS:
+    if output.outcome is TlcOutcome.PASS:
         return PASS
     if output.violated is not None:
         return output.violated
-    if output.outcome is Outcome.TEMPORAL and len(properties) == 1:
+    if output.outcome is TlcOutcome.TEMPORAL and len(properties) == 1:
         return properties[0]
     return str(output.outcome)
 

@@ -2,7 +2,7 @@
 
 The one renderer of a behaviour, for ``report`` (a failed model's trace) and
 ``counterexample`` (the same table with readable action labels). It needs of
-a step only :class:`StepLike` (``output.Step`` is one), so it imports no
+a step only :class:`StateLike` (``output.CounterexampleState`` is one), so it imports no
 other module of the package.
 """
 
@@ -18,8 +18,8 @@ from ..text_table import render_table  # the project's one table renderer
 VALUE_WIDTH = 88
 
 
-class StepLike(Protocol):
-    """What the step table needs of a counterexample step (``output.Step``)."""
+class StateLike(Protocol):
+    """What the step table needs of a counterexample step (``output.CounterexampleState``)."""
 
     number: int
     action: str
@@ -28,7 +28,7 @@ class StepLike(Protocol):
 
 
 def trace_table(
-    steps: Sequence[StepLike], action_of: Callable[[StepLike], str] | None = None
+    steps: Sequence[StateLike], action_of: Callable[[StateLike], str] | None = None
 ) -> str:
     """A counterexample as a table: step, action, and what the step changed.
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..tlc.config import read_config
 from ..tlc.manifest import ManifestError, manifest_entries
-from ..tlc.output import Outcome
+from ..tlc.output import TlcOutcome
 from ..tlc.runner import run_tlc
 from .alloc_rule import SEED_RULE, AllocRule, rule_of_entry
 from .state_graph import StateGraph, load_dot
@@ -106,7 +106,7 @@ def dump_state_graph(
             timeout=timeout,
             label=model,
         )
-        if run.output.outcome is not Outcome.PASS or run.timed_out:
+        if run.output.outcome is not TlcOutcome.PASS or run.timed_out:
             tail = "\n".join(run.raw_output.strip().splitlines()[-12:])
             raise RuntimeError(f"TLC did not pass {model}, so its graph is incomplete:\n{tail}")
         graph = load_dot(dot)

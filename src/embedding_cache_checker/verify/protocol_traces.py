@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..tlc import patterns
-from ..tlc.output import Outcome
+from ..tlc.output import TlcOutcome
 from ..tlc.runner import TlcRun, run_tlc
 from .protocol_steps import MODEL_ACTIONS, ProtocolStep
 from .traces import copy_modules, tla_post, tla_string
@@ -182,10 +182,10 @@ def verdict(record: ProtocolRecord, run: TlcRun) -> ProtocolVerdict:
         event, act = (s.event, s.act) if s else ("(the initial state)", "Init")
         return ProtocolVerdict(total, False, violated, step, event, act, run.seconds)
 
-    if output.outcome in (Outcome.INVARIANT, Outcome.ACTION_PROPERTY) and output.trace:
+    if output.outcome in (TlcOutcome.INVARIANT, TlcOutcome.ACTION_PROPERTY) and output.trace:
         last = output.trace[-1].state.get("i", "0")
         return at(int(last), output.violated)
-    if output.outcome is Outcome.PASS and run.exit_code == 0:
+    if output.outcome is TlcOutcome.PASS and run.exit_code == 0:
         matched = _matched(run.raw_output)
         if matched == total:
             return ProtocolVerdict(total, True, None, None, "", "", run.seconds)

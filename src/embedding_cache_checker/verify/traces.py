@@ -39,7 +39,7 @@ from embedding_cache.policies import EvictionPolicy, PolicySpec, make_policy
 
 from ..abstraction import AbstractState
 from ..tlc import patterns
-from ..tlc.output import Outcome
+from ..tlc.output import TlcOutcome
 from ..tlc.runner import run_tlc
 from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
 from .alloc_rule import SEED_RULE, AllocRule, rule_of_cache
@@ -385,7 +385,7 @@ def _run_batch(
             quick_start=True,  # a trace check takes seconds: the JVM's start is most of it
         )
     counted = [unit_ticks(t) if has_leases(t) else list(t) for t in traces]
-    if run.output.outcome is not Outcome.PASS or run.exit_code != 0:
+    if run.output.outcome is not TlcOutcome.PASS or run.exit_code != 0:
         why = "timed out" if run.timed_out else f"TLC failed ({run.output.outcome})"
         tail = "\n".join(run.raw_output.strip().splitlines()[-15:])
         return [
