@@ -67,7 +67,7 @@ def test_loading_imports_nothing_of_vllm_nor_torch() -> None:
         """
         import sys
         from embedding_cache_checker import upstream
-        from embedding_cache_checker.bench import implementations
+        from embedding_cache_bench import implementations
         cache = implementations.seed_cache(8)
         assert cache.alloc("a", 3) is not None and len(cache) == 1
         loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("vllm", "torch"))

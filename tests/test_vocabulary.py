@@ -122,7 +122,12 @@ def test_a_name_spelled_differently_in_one_place_is_caught() -> None:
 #: The documents whose backticked names are checked.
 DOCS = ("README.md", "docs/*.md", "spec/*.md", "tla/README.md", "mutation/*.md")
 #: The project's packages (src/).
-PROJECT = ("embedding_cache", "embedding_cache_checker", "embedding_cache_vllm")
+PROJECT = (
+    "embedding_cache",
+    "embedding_cache_checker",
+    "embedding_cache_vllm",
+    "embedding_cache_bench",
+)
 #: An inline code span; a dotted name, maybe called (``a.b``, ``a.b()``, ``a.b(x, y)``).
 SPAN = re.compile(r"`([^`]+)`")
 DOTTED = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\((.*)\))?")

@@ -1,4 +1,4 @@
-"""embedding-cache's checker: TLC launching, verify, bench, tracing and the CLI.
+"""embedding-cache's checker: TLC launching, verify, tracing and the CLI.
 
 It stands beside the runtime package ``embedding_cache`` and reaches it only
 through its public API and its one documented verification interface

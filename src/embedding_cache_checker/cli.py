@@ -10,9 +10,11 @@ from collections.abc import Sequence
 
 from . import upstream
 
-#: Modules that each register one subcommand with ``add_parser(subparsers)``.
+#: Modules that each register one subcommand with ``add_parser(subparsers)``, imported
+#: by name when the parser is built: the bench is its own package, and one not
+#: installed is left out.
 SUBCOMMAND_MODULES = (
-    "embedding_cache_checker.bench.command",
+    "embedding_cache_bench.command",
     "embedding_cache_checker.tlc.command",
     "embedding_cache_checker.tlc.distributed",  # tlc-worker
     "embedding_cache_checker.verify.command",

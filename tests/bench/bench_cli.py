@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from embedding_cache_checker.bench import command
+from embedding_cache_bench import command
 
 #: The seed class's public methods: an op mix that calls each one exercises the whole API.
 SEED_CALLS = frozenset(

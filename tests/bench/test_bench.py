@@ -15,7 +15,7 @@ from bench_cli import SEED_CALLS
 from embedding_cache import CacheError, EmbeddingCache
 from embedding_cache.entry import CacheEntry
 from embedding_cache.policies import FifoPolicy
-from embedding_cache_checker.bench import report, runner, workload
+from embedding_cache_bench import report, runner, workload
 from embedding_cache_checker.cli import main
 
 

@@ -13,7 +13,7 @@ import tracemalloc
 import pytest
 from bench_cli import main
 
-from embedding_cache_checker.bench import (
+from embedding_cache_bench import (
     beyond,
     command,
     construction,
@@ -255,7 +255,7 @@ def test_cli_sections_and_default_bench_are_told_apart() -> None:
 
 
 def test_a_tiny_miss_never_reads_as_zero() -> None:
-    from embedding_cache_checker.bench.report import _margin
+    from embedding_cache_bench.report import _margin
 
     assert _margin(0.33) == "0.33" and _margin(1.005) == "1.00"
     assert _margin(0.0002) == "0.0002" and float(_margin(0.004)) > 0

@@ -13,7 +13,7 @@ import pytest
 from bench_cli import main
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
-from embedding_cache_checker.bench import (
+from embedding_cache_bench import (
     connector,
     connector_leases,
     connector_report,

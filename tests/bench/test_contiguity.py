@@ -16,13 +16,13 @@ from bench_cli import SEED_CALLS
 
 from embedding_cache import EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.entry import CacheEntry
-from embedding_cache_checker import upstream
-from embedding_cache_checker.bench import (
+from embedding_cache_bench import (
     contiguity,
     implementations,
     shared_mix,
     streams,
 )
+from embedding_cache_checker import upstream
 
 #: compare.py's generator, when the shared tools sit beside the project (not shipped).
 SHARED_TOOLS = Path(__file__).resolve().parents[3] / "shared" / "tools"

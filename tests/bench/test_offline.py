@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embedding_cache import EVICTION_POLICIES
-from embedding_cache_checker.bench import (
+from embedding_cache_bench import (
     hit_ratios,
     implementations,
     offline,

@@ -16,7 +16,7 @@ from bench_cli import main
 
 from embedding_cache import ADMISSION_FILTERS, EVICTION_POLICIES, EmbeddingCache
 from embedding_cache.entry import CacheEntry
-from embedding_cache_checker.bench import (
+from embedding_cache_bench import (
     hit_ratios,
     implementations,
     plot,

@@ -9,7 +9,7 @@ import gc
 
 import pytest
 
-from embedding_cache_checker.bench import rounds
+from embedding_cache_bench import rounds
 
 
 def test_each_round_rotates_the_order_one_step() -> None:

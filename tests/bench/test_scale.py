@@ -10,7 +10,7 @@ import pytest
 
 from embedding_cache import EVICTION_POLICIES
 from embedding_cache.entry import CacheEntry
-from embedding_cache_checker.bench import implementations, report, scale, workload
+from embedding_cache_bench import implementations, report, scale, workload
 
 
 def test_rows_per_implementation_and_size_with_ratios_to_the_smallest() -> None:

@@ -19,7 +19,7 @@ import pytest
 from bench_cli import main
 
 from embedding_cache import EVICTION_POLICIES
-from embedding_cache_checker.bench import real_scheduler, real_scheduler_report
+from embedding_cache_bench import real_scheduler, real_scheduler_report
 from embedding_cache_checker.engine.figures import CONFIGURATIONS, LEAK
 
 ROW_BYTES = real_scheduler.DEFAULT_HIDDEN_SIZE * real_scheduler.DEFAULT_DTYPE_BYTES

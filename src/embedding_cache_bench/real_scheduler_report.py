@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from embedding_cache import BUILD_NAME
+from embedding_cache_checker.engine.stubs import VllmMissingError
+from embedding_cache_checker.text_table import render_table
 
-from ..engine.stubs import VllmMissingError
-from ..text_table import render_table
 from . import real_scheduler as rs
 from .arguments import int_at_least
 

@@ -26,8 +26,8 @@ from typing import Any, cast
 
 from embedding_cache import CacheEntry, EmbeddingCache
 from embedding_cache.verification import runs_of, state_of
+from embedding_cache_checker.text_table import numeric_right, render_table
 
-from ..text_table import numeric_right, render_table
 from . import hit_ratios, implementations, shared_mix, streams, workload
 
 #: Workload name of compare.py's op mix in the rows.

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from embedding_cache import BUILD_NAME
+from embedding_cache_checker import upstream
 
-from .. import upstream
 from . import (
     beyond,
     connector_report,
@@ -431,7 +431,7 @@ def run_beyond_seed(args: argparse.Namespace, sections: tuple[str, ...]) -> int:
         f"installed vllm=={upstream.VLLM_VERSION}) and the package alternating; timings "
         "are this thread's CPU time, so other processes on the machine disturb them less",
         "the shared op mix is the project's measuring tool's (compare.py), reproduced call for "
-        "call by embedding_cache_checker.bench.shared_mix; 'seed's stream: yes' = fed exactly "
+        "call by embedding_cache_bench.shared_mix; 'seed's stream: yes' = fed exactly "
         "the seed's calls",
         "targets are reported, never asserted",
     ]

@@ -18,8 +18,8 @@ from dataclasses import asdict
 from typing import Any
 
 from embedding_cache import BUILD_NAME
+from embedding_cache_checker.text_table import numeric_right, render_table
 
-from ..text_table import numeric_right, render_table
 from . import connector, connector_leases, streams
 from .arguments import int_at_least
 from .implementations import policy_names

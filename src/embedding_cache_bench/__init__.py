@@ -19,4 +19,9 @@ speed (``seed_speed``) and per-op cost against pool size (``scale``).
 cache, ``connector``); ``real_scheduler_report`` runs ``bench --vllm``: vLLM's
 own EC scheduler per pool (``real_scheduler``, on ``engine``'s harness).
 This is a benchmark for users, not a test: nothing here asserts a speed.
+
+Its own package, beside the checker rather than inside it: it uses the
+checker's engine harness, ``upstream`` and ``text_table``, the checker's
+CLI imports ``command`` only when it builds its parser, and the runtime it
+reaches as every tool does (``embedding_cache.verification``).
 """

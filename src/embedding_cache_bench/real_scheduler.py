@@ -34,12 +34,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from embedding_cache_checker.engine.figures import leak_runs
+from embedding_cache_checker.engine.run import Engine, EngineSpec
+from embedding_cache_checker.engine.stream import StreamSpec, steps
+from embedding_cache_checker.engine.stubs import Settings, require_vllm
 from embedding_cache_vllm.version import SUPPORTED_VLLM_VERSION
 
-from ..engine.figures import leak_runs
-from ..engine.run import Engine, EngineSpec
-from ..engine.stream import StreamSpec, steps
-from ..engine.stubs import Settings, require_vllm
 from .rounds import rotated
 
 #: Byte units, by lower-case name.

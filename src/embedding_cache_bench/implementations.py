@@ -29,8 +29,8 @@ from embedding_cache import (
     EmbeddingCache,
 )
 from embedding_cache.policies import FifoPolicy
+from embedding_cache_checker import upstream
 
-from .. import upstream
 from . import workload
 
 #: The name the seed's class is reported under.

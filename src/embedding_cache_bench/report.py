@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..text_table import numeric_right, render_table
+from embedding_cache_checker.text_table import numeric_right, render_table
+
 from . import contiguity, rounds
 
 #: Top-level keys of the JSON report.

@@ -2,7 +2,7 @@
 
 The build is fixed when ``embedding_cache`` is imported (``EMBEDDING_CACHE_CHECKED``),
 so each build runs in its own interpreter: ``run_build`` starts
-``python -m embedding_cache_checker.bench.runner`` with the variable set and reads back
+``python -m embedding_cache_bench.runner`` with the variable set and reads back
 one JSON object. In the child, ``measure`` records one script per pool size
 (generation is never timed), then, for each repeat, replays every size's
 script on a fresh cache, sizes interleaved in rotating order
@@ -255,7 +255,7 @@ def run_build(
     argv = [
         sys.executable,
         "-m",
-        "embedding_cache_checker.bench.runner",
+        "embedding_cache_bench.runner",
         "--sizes",
         ",".join(map(str, sizes)),
         "--ops",
@@ -293,7 +293,7 @@ def parse_sizes(text: str) -> list[int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Child entry point: measure the running build, print one JSON line."""
-    parser = argparse.ArgumentParser(prog="python -m embedding_cache_checker.bench.runner")
+    parser = argparse.ArgumentParser(prog="python -m embedding_cache_bench.runner")
     parser.add_argument("--sizes", type=parse_sizes, required=True)
     parser.add_argument("--ops", type=int, required=True)
     parser.add_argument("--repeat", type=int, required=True)
