@@ -14,12 +14,18 @@ shared 2-core machine make example timing meaningless.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fast_tier import in_fast_tier
 from hypothesis import settings
+
+#: The bench's tests (``_bench_heap_frozen``).
+BENCH_TESTS = Path(__file__).resolve().parent / "bench"
 
 # Helper modules' asserts must survive ``python -O`` (the build matrix runs one).
 pytest.register_assert_rewrite("cache_observe", "reference_models")
@@ -28,6 +34,24 @@ settings.register_profile("ci", deadline=None, derandomize=True, database=None, 
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.register_profile("thorough", deadline=None, max_examples=2000, stateful_step_count=100)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+@pytest.fixture(autouse=True)
+def _bench_heap_frozen(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The bench's tests (tests/bench/) run with the heap they found frozen (``gc.freeze``).
+
+    Under pytest-xdist they run in a worker that has run other tests before them: every
+    ``gc.collect()`` the bench makes (``memory.traced_bytes``, the runner's timed windows)
+    would walk that whole heap, which took test_beyond_seed.py from seconds to minutes
+    late in the suite (docs/MEASURED.md, "The README's test command"). Frozen, the
+    collections skip it; what the bench measures (allocations and time after it starts)
+    is unchanged."""
+    if BENCH_TESTS not in request.node.path.parents:
+        yield
+        return
+    gc.freeze()
+    yield
+    gc.unfreeze()
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m chooses the items
