@@ -203,7 +203,7 @@ AllocFail(k, n) ==
 WouldEvict(n) == FreeCount < n /\ CanAlloc(n)
 
 \* Some n consecutive ids s .. s+n-1 are all in the block set F (n = 0:
-\* always; block level).  The code's FreeBlocks.has_run(n), on F = free.
+\* always; block level).  The code's ExtentPool.has_run(n), on F = free.
 HasRun(F, n) == \E s \in 0 .. N - n : \A b \in s .. s + n - 1 : b \in F
 
 \* The alloc of n would evict anything under contiguity K, and could: a
