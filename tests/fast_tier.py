@@ -62,6 +62,11 @@ FAST_TIER: dict[str, tuple[str, ...]] = {
         "tests/test_linearizability.py::test_the_real_cache_is_linearizable[fifo]",
         "tests/test_linearizability.py::test_a_linearizable_history_that_needs_reordering_and_backtracking",
     ),
+    "the vLLM plugin": (
+        # Its first test imports vLLM, the largest single cost of the tier (docs/MEASURED.md).
+        "tests/vllm_plugin/test_vllm_events.py"
+        "::test_a_traced_plugin_run_records_each_cache_call_under_its_event",
+    ),
     "the tier itself": ("tests/test_fast_tier.py",),
 }
 

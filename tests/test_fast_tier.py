@@ -32,6 +32,7 @@ LAYERS = (
     "trace validation",
     "CrossHair",
     "linearizability",
+    "the vLLM plugin",
 )
 
 
