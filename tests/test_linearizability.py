@@ -25,8 +25,8 @@ from embedding_cache_checker.verify.lin import (
     MUTANTS,
     Call,
     EntryView,
+    LinResult,
     Raised,
-    Verdict,
     check_calls,
     hunt,
     linearizability_report,
@@ -37,7 +37,7 @@ from embedding_cache_checker.verify.lin.history import (
     LEASE_OPERATIONS,
     ForeignLease,
     LeaseArg,
-    LeaseView,
+    ReturnedLease,
     SteppingClock,
     overlaps,
 )
@@ -144,12 +144,12 @@ READY_K = [
 ]
 
 
-def lease_history(*calls: Call) -> Verdict:
+def lease_history(*calls: Call) -> LinResult:
     return check_calls([*READY_K, *calls], 2)
 
 
 def test_a_lease_is_replayed_at_its_reading_and_expires_lazily() -> None:
-    granted = LeaseView("k", (1,), True, 12.5)
+    granted = ReturnedLease("k", (1,), True, 12.5)
     lease = Call(0, "lease", ("k", 2.5), 10, 11, granted, reads=(10.0,))
     # Not due at 12.5 (due means now > deadline): the entry is still pinned.
     pinned = Call(1, "discard", ("k",), 12, 13, Raised("DiscardHeldError"), reads=(12.5,))
@@ -168,22 +168,26 @@ def test_a_lease_is_replayed_at_its_reading_and_expires_lazily() -> None:
 
 
 def test_a_call_must_read_the_clock_as_the_cache_does() -> None:
-    lease = Call(0, "lease", ("k", 5.0), 10, 11, LeaseView("k", (1,), True, 15.0), reads=(10.0,))
+    lease = Call(
+        0, "lease", ("k", 5.0), 10, 11, ReturnedLease("k", (1,), True, 15.0), reads=(10.0,)
+    )
     # While a lease is held every call reads the clock: one that read none cannot follow.
     silent = Call(1, "len", (), 12, 13, 1)
     assert lease_history(lease, silent).linearizable is False
     assert lease_history(lease, Call(1, "len", (), 12, 13, 1, reads=(12.0,))).linearizable
     # A lease call always reads it, once; before any lease no call does.
     assert lease_history(Call(0, "lease", ("k", 5.0), 10, 11, None)).linearizable is False
-    twice = Call(0, "lease", ("k", 5.0), 10, 11, LeaseView("k", (1,), True, 15.0), reads=(9, 10))
+    twice = Call(
+        0, "lease", ("k", 5.0), 10, 11, ReturnedLease("k", (1,), True, 15.0), reads=(9, 10)
+    )
     assert lease_history(twice).linearizable is False
     assert lease_history(Call(1, "len", (), 12, 13, 1, reads=(12.0,))).linearizable is False
 
 
 def test_clock_readings_rise_along_the_order() -> None:
     # Two overlapping leases, a (to 16) read 11, b (to 12.25) read 12; at 13 only b is due.
-    a = Call(0, "lease", ("k", 5.0), 10, 20, LeaseView("k", (1,), True, 16.0), reads=(11.0,))
-    b = Call(1, "lease", ("k", 0.25), 10, 20, LeaseView("k", (1,), True, 12.25), reads=(12.0,))
+    a = Call(0, "lease", ("k", 5.0), 10, 20, ReturnedLease("k", (1,), True, 16.0), reads=(11.0,))
+    b = Call(1, "lease", ("k", 0.25), 10, 20, ReturnedLease("k", (1,), True, 12.25), reads=(12.0,))
     expire = Call(2, "expire_leases", (), 30, 31, ("k",), reads=(13.0,))
     verdict = lease_history(a, b, expire)
     assert verdict.linearizable, verdict.explain()
@@ -196,7 +200,7 @@ def test_clock_readings_rise_along_the_order() -> None:
 
 
 def test_lease_misuse_is_replayed() -> None:
-    granted = LeaseView("k", (1,), True, 15.0)
+    granted = ReturnedLease("k", (1,), True, 15.0)
     lease = Call(0, "lease", ("k", 5.0), 10, 11, granted, reads=(10.0,))
     foreign = Call(1, "release_lease", (ForeignLease(),), 12, 13, Raised("ForeignLeaseError"))
     not_a_lease = Call(1, "renew_lease", ("k", 1.0), 14, 15, Raised("TypeError"), index=1)
@@ -274,7 +278,7 @@ def test_the_real_cache_is_linearizable(policy: str) -> None:
     assert kinds <= set(leases), leases
 
 
-def lease_outcomes(verdict: Verdict, policy: str) -> Counter[str]:
+def lease_outcomes(verdict: LinResult, policy: str) -> Counter[str]:
     """What the lease calls of a linearizable history did, by kind, read from the
     linearization it was checked in (replayed on the specification). O(calls)."""
     kinds: Counter[str] = Counter()
@@ -283,7 +287,7 @@ def lease_outcomes(verdict: Verdict, policy: str) -> Counter[str]:
     for call in verdict.order:
         live = len(node.state.leases.live)
         outcome, node = spec.step(node, call)
-        if isinstance(outcome, LeaseView):
+        if isinstance(outcome, ReturnedLease):
             kinds["held" if outcome.ready else "not-ready"] += 1
         elif call.op == "expire_leases" and outcome:
             kinds["expired"] += 1

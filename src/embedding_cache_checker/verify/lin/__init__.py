@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from .checker import Verdict, check_calls
+from .checker import LinResult, check_calls
 from .history import Call, EntryView, History, Invocation, Raised, random_plan, record_history
 from .mutants import MUTANTS
 from .report import format_report, hunt, linearizability_report, run_one
@@ -21,8 +21,8 @@ __all__ = [
     "EntryView",
     "History",
     "Invocation",
+    "LinResult",
     "Raised",
-    "Verdict",
     "check_calls",
     "format_report",
     "hunt",

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from embedding_cache.policies import PolicySpec
 from embedding_cache.verification import NOT_READY
 
-from .history import Call, Outcome
+from .history import Call, CallOutcome
 from .spec import Node, SequentialSpec, agrees, late_ready
 
 #: Default bound on configurations explored per history.
@@ -41,7 +41,7 @@ MAX_CONFIGURATIONS = 200_000
 
 
 @dataclass(frozen=True)
-class Verdict:
+class LinResult:
     """The checker's answer for one history."""
 
     #: True: linearizable; False: not; None: undecided (``max_configurations`` reached).
@@ -53,7 +53,7 @@ class Verdict:
     order: tuple[Call, ...]
     #: When not linearizable: the calls that could come next after ``order``,
     #: each with the outcome the specification gives it there.
-    stuck: tuple[tuple[Call, Outcome], ...] = ()
+    stuck: tuple[tuple[Call, CallOutcome], ...] = ()
 
     def explain(self) -> str:
         """A readable account of the verdict (the witness, when there is one)."""
@@ -75,7 +75,7 @@ class Verdict:
 Pending = tuple[tuple[str, int], ...]
 
 
-def _settle(call: Call, spec: Outcome, after: Node, pending: Pending) -> Pending | None:
+def _settle(call: Call, spec: CallOutcome, after: Node, pending: Pending) -> Pending | None:
     """The pending late-ready reads once ``call`` is placed, or None if one is broken. O(P)."""
     if late_ready(call.outcome, spec):
         pending = (*pending, (str(call.args[0]), call.read_by))
@@ -97,7 +97,7 @@ def check_calls(
     policy: PolicySpec = "fifo",
     *,
     max_configurations: int = MAX_CONFIGURATIONS,
-) -> Verdict:
+) -> LinResult:
     """Decide whether ``calls`` is linearizable against the cache's sequential specification.
 
     ``calls`` may be in any order; each thread's calls must not overlap one
@@ -137,7 +137,7 @@ def check_calls(
                     yield t, call, after, settled
 
     if start == ends:
-        return Verdict(True, 0, 1, ())
+        return LinResult(True, 0, 1, ())
     seen: set[tuple[tuple[int, ...], Hashable, Pending]] = {(start, spec.initial.fingerprint, none)}
     stack = [(start, candidates(start, spec.initial, none))]
     path: list[Call] = []
@@ -152,11 +152,11 @@ def check_calls(
             seen.add(config)
             path.append(call)
             if nxt == ends and not pending:
-                return Verdict(True, len(calls), len(seen), tuple(path))
+                return LinResult(True, len(calls), len(seen), tuple(path))
             if len(path) > len(best[0]):
                 best = (list(path), nxt, after)
             if len(seen) >= max_configurations:
-                return Verdict(None, len(calls), len(seen), tuple(best[0]))
+                return LinResult(None, len(calls), len(seen), tuple(best[0]))
             stack.append((nxt, candidates(nxt, after, pending)))
             break
         else:
@@ -165,7 +165,7 @@ def check_calls(
                 path.pop()
     prefix, pos, node = best
     stuck = tuple((call, spec.step(node, call)[0]) for _, call in minimal(pos))
-    return Verdict(False, len(calls), len(seen), tuple(prefix), stuck)
+    return LinResult(False, len(calls), len(seen), tuple(prefix), stuck)
 
 
 def _by_thread(calls: Sequence[Call]) -> list[list[Call]]:

@@ -4,7 +4,7 @@ A *history* is what a linearizability checker reads: for every call, the
 thread that made it, the operation and its arguments, the invocation and
 response times (``time.perf_counter_ns`` just before the call and just after
 it returned or raised) and the outcome, normalised so it can be compared with
-the sequential specification's (``Outcome``). Nothing here takes the cache's
+the sequential specification's (``CallOutcome``). Nothing here takes the cache's
 lock or looks inside it: the calls are the public methods, as a client makes
 them.
 
@@ -47,7 +47,7 @@ class EntryView(NamedTuple):
     ready: bool
 
 
-class LeaseView(NamedTuple):
+class ReturnedLease(NamedTuple):
     """A returned ``Lease`` as its caller saw it just after the call.
 
     Not ``held``: another thread's call may expire the lease before the
@@ -85,7 +85,7 @@ class ForeignLease(NamedTuple):
 #: A call's normalised result: None, a bool (has_held_entries, release, renew),
 #: an int (len), an entry, a lease, the keys expire_leases released, or the
 #: error it raised.
-Outcome = EntryView | LeaseView | Raised | tuple[str, ...] | bool | int | None
+CallOutcome = EntryView | ReturnedLease | Raised | tuple[str, ...] | bool | int | None
 
 #: Every operation a plan may call: the public methods (``len`` is ``__len__``).
 OPERATIONS: tuple[str, ...] = (
@@ -197,7 +197,7 @@ class Call:
     args: tuple[object, ...]
     invoked: int  # perf_counter_ns just before the call
     returned: int  # perf_counter_ns just after it returned or raised
-    outcome: Outcome
+    outcome: CallOutcome
     #: perf_counter_ns once the caller had read the outcome (an entry's ready
     #: flag is read after the call returned); 0 means ``returned``.
     observed: int = 0
@@ -254,12 +254,12 @@ def overlaps(calls: Sequence[Call]) -> tuple[int, int]:
     return pairs, len(touched)
 
 
-def observe(value: object) -> Outcome:
+def observe(value: object) -> CallOutcome:
     """A call's result as a comparable value. O(blocks of the entry)."""
     if isinstance(value, CacheEntry):
         return EntryView(tuple(value.block_ids), value.ready)
     if isinstance(value, Lease):
-        return LeaseView(value.key, tuple(value.block_ids), value.ready, value.deadline)
+        return ReturnedLease(value.key, tuple(value.block_ids), value.ready, value.deadline)
     if isinstance(value, list) and all(isinstance(k, str) for k in value):
         return tuple(value)
     if value is None or isinstance(value, (bool, int)):
@@ -419,7 +419,7 @@ def record_history(
                     value = invoke(cache, op, tuple(passed))
                 except Exception as exc:
                     returned = ns()
-                    outcome: Outcome = Raised(type(exc).__name__)
+                    outcome: CallOutcome = Raised(type(exc).__name__)
                 else:
                     returned = ns()
                     outcome = observe(value)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from embedding_cache import EmbeddingCache
 from embedding_cache.policies import EVICTION_POLICIES
 
-from .checker import MAX_CONFIGURATIONS, Verdict, check_calls
+from .checker import MAX_CONFIGURATIONS, LinResult, check_calls
 from .history import LEASE_OPERATIONS, History, SteppingClock, overlaps, random_plan, record_history
 from .mutants import MUTANTS
 
@@ -45,11 +45,11 @@ class CacheFactory(Protocol):
 
 
 @dataclass(frozen=True)
-class Checked:
+class CheckedHistory:
     """One recorded and checked history."""
 
     history: History
-    verdict: Verdict
+    verdict: LinResult
     record_seconds: float
     check_seconds: float
 
@@ -64,7 +64,7 @@ def run_one(
     num_blocks: int = NUM_BLOCKS,
     keys: int = KEYS,
     max_configurations: int = MAX_CONFIGURATIONS,
-) -> Checked:
+) -> CheckedHistory:
     """Record one random history on a fresh cache and check it. See ``checker`` for the cost."""
     plan = random_plan(rng, threads, ops_per_thread, keys, num_blocks)
     clock = SteppingClock()
@@ -72,7 +72,7 @@ def run_one(
     history = record_history(factory(num_blocks, policy, clock=clock), plan, clock=clock)
     t1 = time.perf_counter()
     verdict = check_calls(history.calls, num_blocks, policy, max_configurations=max_configurations)
-    return Checked(history, verdict, t1 - t0, time.perf_counter() - t1)
+    return CheckedHistory(history, verdict, t1 - t0, time.perf_counter() - t1)
 
 
 def hunt(
@@ -82,7 +82,7 @@ def hunt(
     budget: int = MUTANT_BUDGET,
     seed: int = 0,
     **options: Any,
-) -> tuple[int, Checked | None]:
+) -> tuple[int, CheckedHistory | None]:
     """Record histories until one is not linearizable; (histories tried, that one or None).
 
     For mutants: at most ``budget`` histories. ``options`` go to ``run_one``.

@@ -35,7 +35,7 @@ from embedding_cache.verification import REAL, CacheState, LeaseBook, invariants
 
 from ...abstraction import policy_view
 from ..replay import clone
-from .history import Call, EntryView, ForeignLease, LeaseArg, Outcome, Raised, observe
+from .history import Call, CallOutcome, EntryView, ForeignLease, LeaseArg, Raised, observe
 
 #: Operations that change nothing but may expire leases (they run on a clone then).
 QUERIES = frozenset({"get", "has_held_entries", "len", "check"})
@@ -146,7 +146,7 @@ def clock_of(node: Node, call: Call) -> float | Impossible | None:
     return now
 
 
-def agrees(seen: Outcome, spec: Outcome) -> bool:
+def agrees(seen: CallOutcome, spec: CallOutcome) -> bool:
     """Whether an observed outcome can be the specification's. O(blocks).
 
     Exact, except for an entry's ready flag: the caller reads it after the
@@ -161,7 +161,7 @@ def agrees(seen: Outcome, spec: Outcome) -> bool:
     return (seen == spec and type(seen) is type(spec)) or late_ready(seen, spec)
 
 
-def late_ready(seen: Outcome, spec: Outcome) -> bool:
+def late_ready(seen: CallOutcome, spec: CallOutcome) -> bool:
     """The entry the specification returned not-ready was seen ready. O(blocks)."""
     return (
         isinstance(seen, EntryView)
@@ -182,9 +182,9 @@ class SequentialSpec:
     def __init__(self, num_blocks: int, policy: PolicySpec = "fifo") -> None:
         state = CacheState(num_blocks, make_policy(policy, num_blocks))
         self.initial = Node(state, (fingerprint(state), -math.inf))
-        self._steps: dict[Hashable, tuple[Outcome, Node]] = {}
+        self._steps: dict[Hashable, tuple[CallOutcome, Node]] = {}
 
-    def step(self, node: Node, call: Call) -> tuple[Outcome, Node]:
+    def step(self, node: Node, call: Call) -> tuple[CallOutcome, Node]:
         """The outcome of ``call`` in ``node`` and the node after it.
 
         The node's fingerprint is the state's and the last clock reading placed.
