@@ -18,7 +18,7 @@ expires (lazily at the start of a call, or in ``expire_leases()``) as one
 clock the cache read, as ``tick`` steps (the recorder wraps the clock: the
 cache reads it under its lock, so a tick lands where the call that saw it
 did). Every step then also records the leases' state after it
-(``LeaseView``), the clock counted from its reading at construction. A
+(``LeaseState``), the clock counted from its reading at construction. A
 lease's ``expire`` steps but the last of one call record no state: the code
 shows none between them.
 """
@@ -44,7 +44,7 @@ from embedding_cache.verification import (
 from .abstraction import AbstractState, abstract_state
 
 
-class LeaseView(NamedTuple):
+class LeaseState(NamedTuple):
     """The leases' part of the state after a step (tla/leases: now, lease, plain)."""
 
     now: float  # the clock, minus its reading when the cache was built
@@ -65,7 +65,7 @@ class TraceStep(NamedTuple):
     post: AbstractState  # the abstract state right after the step (policy included)
     thread: str  # name of the calling thread
     lease: int | None = None  # the lease's id (lease, renew_lease, release_lease, expire)
-    leases: LeaseView | None = None  # the leases after the step
+    leases: LeaseState | None = None  # the leases after the step
     #: False for an expire step the code shows no state after (all but the last of one
     #: call's): its post and leases are the call's end state, not the step's.
     seen: bool = True
@@ -78,7 +78,7 @@ class TraceStep(NamedTuple):
 LEASE_STEPS = frozenset({"lease", "renew_lease", "release_lease", "expire", "tick"})
 
 
-def lease_view(s: CacheState, now: float, origin: float = 0.0) -> LeaseView:
+def lease_state(s: CacheState, now: float, origin: float = 0.0) -> LeaseState:
     """The leases of ``s`` as the lease spec reads them, at clock ``now``, times counted
     from ``origin``. O(entries + leases)."""
     book = s.leases
@@ -90,7 +90,7 @@ def lease_view(s: CacheState, now: float, origin: float = 0.0) -> LeaseView:
         count = entry.pin_count - book.per_key.get(key, 0)
         if entry.pin_count > 0 and count:
             plain.append((key, count))
-    return LeaseView(now, held, tuple(sorted(plain)))
+    return LeaseState(now, held, tuple(sorted(plain)))
 
 
 class TracedEmbeddingCache(EmbeddingCache):
@@ -220,7 +220,7 @@ class TracedEmbeddingCache(EmbeddingCache):
         seen: bool = True,
     ) -> None:
         name = threading.current_thread().name
-        view = lease_view(s, self._now, self._origin)
+        view = lease_state(s, self._now, self._origin)
         door = () if s.admission is None else s.admission.abstract()
         post = abstract_state(s)
         step = TraceStep(op, key, n_blocks, result, ids, post, name, lease, view, seen, door)

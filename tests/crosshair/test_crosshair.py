@@ -34,8 +34,8 @@ from embedding_cache_checker.policies import PolicyAdapter, adapter, adapters
 from embedding_cache_checker.verify.crosshair_budget import (
     PER_CONDITION_SECONDS,
     PLANTED_PATHS,
+    ConditionOutcome,
     ConditionResult,
-    Outcome,
     cap_seconds,
     paths_for,
 )
@@ -163,7 +163,9 @@ def _result(*details: ConditionResult) -> CrosshairResult:
     return CrosshairResult(len(jobs), len(details), found, details, 1.0)
 
 
-def _detail(unit: str, outcome: Outcome, iterations: int, time_outs: int = 0) -> ConditionResult:
+def _detail(
+    unit: str, outcome: ConditionOutcome, iterations: int, time_outs: int = 0
+) -> ConditionResult:
     target = "embedding_cache.transitions.alloc"
     return ConditionResult(
         "fifo", unit, target, "C", "c", outcome, iterations, 1.0, "", iterations, time_outs

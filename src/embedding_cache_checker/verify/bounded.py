@@ -65,7 +65,7 @@ class Unit:
 
 
 @dataclass
-class Outcome:
+class UnitOutcome:
     """What became of one unit: its value, the error it raised, or why it was stopped."""
 
     unit: Unit
@@ -156,14 +156,14 @@ def _watch(child: _Running, limits: Limits) -> None:
     os.kill(child.pid, signal.SIGKILL)
 
 
-def _finish(child: _Running) -> Outcome:
+def _finish(child: _Running) -> UnitOutcome:
     """Reap ``child`` and read what it sent. O(its result's size)."""
     _, status, usage = os.wait4(child.pid, 0)
     os.close(child.fd)
     seconds = time.monotonic() - child.start
     # ru_maxrss (KB) counts the pages the child shares with the parent since the fork.
     peak = max(child.peak, usage.ru_maxrss * 1024 - child.baseline, 0)
-    outcome = Outcome(child.unit, seconds=seconds, megabytes=peak / _MB)
+    outcome = UnitOutcome(child.unit, seconds=seconds, megabytes=peak / _MB)
     if child.stopped is None and child.data:
         kind, value = pickle.loads(bytes(child.data))
         if kind == "ok":
@@ -186,13 +186,13 @@ def _read(child: _Running) -> bool:
     return not chunk
 
 
-def run_bounded(units: Sequence[Unit], limits: Limits, workers: int = 1) -> list[Outcome]:
+def run_bounded(units: Sequence[Unit], limits: Limits, workers: int = 1) -> list[UnitOutcome]:
     """Run every unit in its own child, at most ``workers`` at a time, each stopped when
     over ``limits``; their outcomes in the order of ``units``. O(the units' work), plus a
     fork and a poll every ``POLL_SECONDS`` per unit."""
     todo = deque(enumerate(units))
     running: dict[int, _Running] = {}
-    outcomes: list[Outcome | None] = [None] * len(units)
+    outcomes: list[UnitOutcome | None] = [None] * len(units)
     while todo or running:
         while todo and len(running) < max(1, workers):
             index, unit = todo.popleft()

@@ -57,7 +57,9 @@ def cap_seconds(paths: int) -> float:
     return CAP_FACTOR * paths / PATHS_PER_SECOND
 
 
-Outcome = Literal["counterexample", "confirmed", "unrefuted", "gave_up", "vacuous", "error"]
+ConditionOutcome = Literal[
+    "counterexample", "confirmed", "unrefuted", "gave_up", "vacuous", "error"
+]
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class ConditionResult:
     check: str  # the condition function's own name, e.g. "mark_ready_counts_blocks"
     #: confirmed: all paths exhausted; unrefuted: the path budget spent, none found;
     #: gave_up: the CPU cap reached first (the safety net; neither a pass nor a miss)
-    outcome: Outcome
+    outcome: ConditionOutcome
     paths: int  # execution paths CrossHair completed (confirmed)
     seconds: float  # CPU seconds spent
     message: str  # the counterexample or error, as CrossHair words it ("" otherwise)

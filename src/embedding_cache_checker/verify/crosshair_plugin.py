@@ -66,7 +66,7 @@ from embedding_cache.verification import CacheState, FreeStack, errors
 
 from ..policies import adapter
 from ..policies.base import KEYS, MAX_BLOCKS, MAX_ENTRIES, MAX_PIN
-from .crosshair_budget import TRANSITIONS, ConditionResult, Outcome, cap_seconds
+from .crosshair_budget import TRANSITIONS, ConditionOutcome, ConditionResult, cap_seconds
 from .planted import PlantedBug
 
 __all__ = [
@@ -407,7 +407,7 @@ def _analyse(checkable: Any, paths: int) -> dict[str, Any]:
     }
 
 
-def _outcome(analysis: Any, capped: bool) -> tuple[Outcome, str]:
+def _outcome(analysis: Any, capped: bool) -> tuple[ConditionOutcome, str]:
     """The outcome of one condition's analysis and its message; ``capped``: the search
     stopped at its CPU cap (before its budget, with paths left). O(messages)."""
     from crosshair.statespace import MessageType, VerificationStatus

@@ -20,7 +20,7 @@ import time
 from functools import partial
 from typing import TYPE_CHECKING
 
-from .bounded import Limits, Outcome, Unit, run_bounded
+from .bounded import Limits, Unit, UnitOutcome, run_bounded
 from .crosshair_check import planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph
 from .planted import for_policy
@@ -49,7 +49,7 @@ def _record(outcome: PlantedResult, link: str, caught: bool, note: str) -> None:
     outcome.notes.append(f"{link}: {note}")
 
 
-def _settle_unit(job: Job, result: PlantedResult, link: str, done: Outcome) -> bool:
+def _settle_unit(job: Job, result: PlantedResult, link: str, done: UnitOutcome) -> bool:
     """Record a unit that gave up or raised as ``link``'s failure; True if it did either."""
     if done.gave_up:
         _record(result, link, False, done.message)

@@ -41,7 +41,7 @@ from ..abstraction import AbstractState
 from ..tlc import patterns
 from ..tlc.output import TlcOutcome
 from ..tlc.runner import run_tlc
-from ..tracing import LEASE_STEPS, LeaseView, TracedEmbeddingCache, TraceStep
+from ..tracing import LEASE_STEPS, LeaseState, TracedEmbeddingCache, TraceStep
 from .alloc_rule import SEED_RULE, AllocRule, rule_of_cache
 from .model_code import policy_constants
 from .plans import PolicyPlan, plan_for
@@ -221,7 +221,7 @@ def unit_ticks(trace: Sequence[TraceStep]) -> list[TraceStep]:
     return out
 
 
-def _tla_leases(view: LeaseView) -> str:
+def _tla_leases(view: LeaseState) -> str:
     held = " @@ ".join(
         f"{i} :> [key |-> {tla_string(k)}, deadline |-> {_whole(d, 'a deadline')}]"
         for i, k, d in view.held
