@@ -26,14 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..text_table import render_table  # the project's one table renderer
+from .records import LINKS  # the links a planted bug can be caught by
 
 #: Seconds that changed by less than this fraction, or by less than SECONDS_FLOOR, are noise.
 SECONDS_TOLERANCE = 0.25
 SECONDS_FLOOR = 1.0
-
-#: The links a planted bug can be caught by (main_job.LINKS; repeated here so that
-#: comparing two files does not import the whole job).
-_LINKS = ("replay", "traces", "crosshair")
 
 Entry = dict[str, Any]
 Key = tuple[str, str]
@@ -103,7 +100,7 @@ def _policy_entries(out: dict[Key, Entry], policy: str, section: Mapping[str, An
             seconds="cpu_seconds",
         )
     for bug in (section.get("planted") or {}).get("details", []):
-        entry = {link: bug[link] for link in _LINKS if link in bug}
+        entry = {link: bug[link] for link in LINKS if link in bug}
         entry["ok"] = all(caught is not False for caught in entry.values())
         out[("planted", f"{policy}/{bug['name']}")] = entry
     lin = section.get("linearizability")
