@@ -192,7 +192,7 @@ class PolicyChecks(ABC, Generic[P]):
         (None); a policy whose rule says where a use leaves a key states it here, since
         neither ``plan_victims`` (which follows the structure as the use left it) nor
         ``check`` (one state) can see a use that moves a key. Read by the replay's order
-        property (``embedding_cache_checker.verify.step_properties``), not by a contract
+        property (``embedding_cache_checker.verify.transition_properties``), not by a contract
         (it needs the copy). O(1)."""
         return None
 
