@@ -66,7 +66,7 @@ def tlc_models(
     ]
 
 
-def run_tlc(job: Job) -> None:
+def run_tlc_step(job: Job) -> None:
     """Check every model of ``tlc_models`` with TLC, ``workers`` models at a time, each
     on one TLC worker, the longest budgets first; results are reported as they come
     and kept in manifest order. Side by side beats one model on every worker: most

@@ -67,7 +67,7 @@ def run_simulate(job: Job) -> None:
         )
 
 
-def run_distributed(job: Job) -> None:
+def run_distributed_step(job: Job) -> None:
     """The big models (none is fine), each on distributed TLC with the profile's workers."""
     options, progress = job.options, job.progress
     workers = options.profile.distributed_workers

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .step_checks import run_crosshair_step, run_linearizability
-from .step_models import run_conformance, run_tlc
-from .step_nightly import run_distributed, run_simulate, run_stateful
+from .step_models import run_conformance, run_tlc_step
+from .step_nightly import run_distributed_step, run_simulate, run_stateful
 from .step_planted import run_planted
 from .step_traces import run_traces
 
@@ -33,7 +33,7 @@ class Step:
 
 #: Every step, in the order it runs (``step_names.STEPS``).
 STEP_TABLE: tuple[Step, ...] = (
-    Step("tlc", run_once=run_tlc),
+    Step("tlc", run_once=run_tlc_step),
     Step("conformance", run_per_policy=run_conformance),
     Step("traces", run_per_policy=run_traces),
     Step("crosshair", run_once=run_crosshair_step),
@@ -41,7 +41,7 @@ STEP_TABLE: tuple[Step, ...] = (
     Step("linearizability", run_per_policy=run_linearizability),
     Step("stateful", run_once=run_stateful),
     Step("simulate", run_once=run_simulate),
-    Step("distributed", run_once=run_distributed),
+    Step("distributed", run_once=run_distributed_step),
 )
 #: The steps by name.
 STEP_BY_NAME: dict[str, Step] = {step.name: step for step in STEP_TABLE}
