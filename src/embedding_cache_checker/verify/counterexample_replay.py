@@ -38,7 +38,7 @@ from ..text_table import render_table as table
 from .model_code import code_params, policy_factory
 from .planted import by_name
 from .policy_transition_properties import properties_for, transition_violations
-from .replay import ACTION_TO_OPERATION, result_kind, step_text
+from .replay import ACTION_TO_OPERATION, action_text, result_kind
 from .transition_properties import CodeTransition
 
 #: Run a generated test on a planted bug of the catalogue instead of the real code: the
@@ -66,7 +66,7 @@ class ReproStep(NamedTuple):
     @property
     def call(self) -> str:
         """The code's call, e.g. ``alloc('k1', 2)``. O(1)."""
-        return step_text(self.action, self.key, self.n)
+        return action_text(self.action, self.key, self.n)
 
 
 @dataclass(frozen=True)

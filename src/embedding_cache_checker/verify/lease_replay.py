@@ -88,7 +88,7 @@ REAL_LEASE_OPERATIONS: Operations = {
 }
 
 #: A lease's time left, as compared: below 0 is -1 (the spec's Tick keeps it there).
-Shape = tuple[str, int]
+HeldLease = tuple[str, int]
 
 
 def is_lease_graph(graph: StateGraph) -> bool:
@@ -135,7 +135,7 @@ class SpecLeases:
     """The lease part of a spec state."""
 
     now: int
-    held: dict[str, Shape]  # live lease object -> (key, time left)
+    held: dict[str, HeldLease]  # live lease object -> (key, time left)
     due: frozenset[str]  # the live ones past their deadline
     plain: dict[str, int]
     settled: bool
@@ -152,7 +152,7 @@ def spec_leases(state: Mapping[str, TlaValue]) -> SpecLeases:
     assert isinstance(now, int)
     leases = state["lease"]
     assert isinstance(leases, TlaFunction)
-    held: dict[str, Shape] = {}
+    held: dict[str, HeldLease] = {}
     due = set()
     for slot, record in leases.items():
         if _field(record, "state") != "held":
@@ -175,7 +175,7 @@ def spec_step(state: Mapping[str, TlaValue]) -> tuple[str, str, int, str]:
     return op, str(key), n, str(slot)
 
 
-def step_text(op: str, key: str, n: int, slot: str) -> str:
+def lease_action_text(op: str, key: str, n: int, slot: str) -> str:
     """The step as the code's call, e.g. ``lease('k1', 1) as l2``. O(1)."""
     if op in CORE_CALLS:
         return call_text(CORE_CALLS[op], key, n)
@@ -192,14 +192,14 @@ def step_text(op: str, key: str, n: int, slot: str) -> str:
     return "tick" if op == "Tick" else op
 
 
-def code_leases(c: CodeState, now: int) -> Counter[Shape]:
+def code_leases(c: CodeState, now: int) -> Counter[HeldLease]:
     """The code's live leases as (key, time left) shapes, time left below 0 as -1."""
     return Counter(
         (lease.key, max(int((lease.deadline or 0) - now), -1)) for lease in c.s.leases.live.values()
     )
 
 
-def compare(c: CodeState, want: AbstractState, spec: SpecLeases) -> str | None:
+def state_difference(c: CodeState, want: AbstractState, spec: SpecLeases) -> str | None:
     """What differs between the code's state and the spec's; None when nothing does."""
     got = abstract_state(c.s)
     if got != want:
@@ -368,10 +368,10 @@ class _LeaseReplay:
                 problem = apply_step(self.table, c, step, source, target_leases, before)
             except Exception as exc:  # any raise is a divergence: the spec allows this step
                 problem = f"raised {type(exc).__name__}: {exc}"
-            problem = problem or compare(c, want, target_leases)
+            problem = problem or state_difference(c, want, target_leases)
             self.report.edges_replayed += 1
             if problem is not None:
-                self.log.note(node, step_text(*step), problem)
+                self.log.note(node, lease_action_text(*step), problem)
                 if stop_at_first:
                     break
             elif target not in self.code:
@@ -406,7 +406,7 @@ class _LeaseReplay:
         problem = _expiry(self.table, c, now, [source.held[s][0] for s in source.due])
         for slot in source.due:
             c.end(slot, source.held[slot][0])
-        problem = problem or compare(c, *self.spec_at(end))
+        problem = problem or state_difference(c, *self.spec_at(end))
         self.report.batch_expiries += 1
         if problem is not None:
             self.log.note(node, "expire_leases() of every due lease", problem)

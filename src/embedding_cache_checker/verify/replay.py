@@ -65,6 +65,7 @@ ACTION_TO_OPERATION = {
     "Discard": "discard",
 }
 
+#: Operations by name, as ``transitions.OPERATIONS`` (a planted bug's swaps some).
 Operations = Mapping[str, Callable[..., Any]]
 
 #: The real transitions; planted-bug checks swap in broken ones.
@@ -181,7 +182,7 @@ def call_text(op: str, key: str, n: int) -> str:
     return f"{op}({key!r}, {n})" if op == "alloc" else f"{op}({key!r})"
 
 
-def step_text(action: str, key: str, n: int) -> str:
+def action_text(action: str, key: str, n: int) -> str:
     """The code's call of a spec step, e.g. ``alloc('k1', 2)``. O(1)."""
     return call_text(ACTION_TO_OPERATION[action], key, n)
 
@@ -266,7 +267,7 @@ def _check_refused(
 
 
 #: A spec step's call: (action, key, n), as ``last_op`` reads it.
-Step = tuple[str, str, int]
+SpecCall = tuple[str, str, int]
 
 
 def _ids_text(blocks: BlockState) -> str:
@@ -322,10 +323,10 @@ class _Replay:
             found = self.spec_ids[node] = spec_blocks(self.graph.states[node])
         return found
 
-    def calls(self, node: str) -> dict[Step, list[str]]:
+    def calls(self, node: str) -> dict[SpecCall, list[str]]:
         """The targets of ``node``'s edges by the call each step is: one per call, but
         several for an alloc whose choice of ids the graph keeps open. O(its edges)."""
-        out: dict[Step, list[str]] = {}
+        out: dict[SpecCall, list[str]] = {}
         for target in self.outgoing.get(node, []):
             out.setdefault(last_op(self.graph.states[target]), []).append(target)
         return out
@@ -336,7 +337,7 @@ class _Replay:
             self.code[target] = s
             self.todo.append(target)
 
-    def step(self, node: str, call: Step, targets: list[str], before: AbstractState) -> bool:
+    def step(self, node: str, call: SpecCall, targets: list[str], before: AbstractState) -> bool:
         """Apply ``call`` to a copy of the code's state at ``node`` and match the outcome
         with the edges to ``targets``: each of them (by the abstract state), or, block-exact,
         the one holding exactly the code's ids. False on a mismatch. O(the call + the
@@ -360,7 +361,7 @@ class _Replay:
                     f"spec holds them (its {len(targets)} choices: {choices})"
                 )
         if problem is not None:
-            self.log.note(node, step_text(action, key, n), problem)
+            self.log.note(node, action_text(action, key, n), problem)
             return False
         got = abstract_state(s)
         ok = True
@@ -368,14 +369,14 @@ class _Replay:
             mine = s if target == targets[0] else clone(s)
             problem = _check_state(mine, got, self.spec_at(target))
             if problem is not None:
-                self.log.note(node, step_text(action, key, n), problem)
+                self.log.note(node, action_text(action, key, n), problem)
                 ok = False
             else:
                 self.reach(target, mine)
         return ok
 
     def refusals(
-        self, node: str, enabled: set[Step], keys: list[str], num_blocks: int, max_pins: int
+        self, node: str, enabled: set[SpecCall], keys: list[str], num_blocks: int, max_pins: int
     ) -> None:
         """Every call the spec does not allow at ``node`` must be refused, changing nothing."""
         here = self.code[node]

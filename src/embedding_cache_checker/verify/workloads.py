@@ -11,16 +11,13 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
 
 from embedding_cache import DEFAULT_ALLOCATOR, CacheError, Lease
 from embedding_cache.policies import PolicySpec
 from embedding_cache.verification import AdmissionSpec
 
 from ..tracing import TracedEmbeddingCache
-
-Operations = Mapping[str, Callable[..., Any]]
+from .replay import Operations
 
 #: Operations that take just a key.
 KEY_OPERATIONS = ("mark_ready", "pin", "pin_if_ready", "unpin", "discard")
