@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from embedding_cache.policies import DEFAULT_POLICY
+
 from ..tlc.config import read_config
 from ..tlc.manifest import ManifestError, manifest_entries
 from ..tlc.output import TlcOutcome
@@ -27,9 +29,6 @@ from ..tlc.runner import run_tlc
 from .alloc_rule import SEED_RULE, AllocRule, rule_of_entry
 from .state_graph import StateGraph, load_dot
 from .tla_values import parse_value
-
-#: The policy of a model whose manifest entry names none (the seed's).
-DEFAULT_POLICY = "fifo"
 
 
 @dataclass

@@ -82,20 +82,22 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from typing import Any
 
-from embedding_cache.policies import EVICTION_POLICIES, make_policy
+from embedding_cache.policies import (
+    DEFAULT_POLICY,  # re-exported: the tests' default
+    EVICTION_POLICIES,
+    make_policy,
+)
 from embedding_cache.verification import LEASE_OPERATIONS, REAL, CacheState, Lease, make_admission
 
 from ...policy_parts import policy_part
 from . import admission, combined, contiguity, core, leases
 from .bug import (
-    DEFAULT_POLICY,
     LAYERS,
     ORDER,
-    Call,
     Kind,
-    Operations,
     PlantedBug,
     PlantedPolicy,
+    WitnessCall,
     real_operations,
 )
 
@@ -168,7 +170,7 @@ QUERIES = ("has_held_entries",)
 def call(
     ops: Mapping[str, Callable[..., Any]],
     s: CacheState,
-    step: Call,
+    step: WitnessCall,
     leases: list[Lease] | None = None,
 ) -> object:
     """Run one witness call on ``s``; a query or lease call from ``ops`` or, when absent,
@@ -190,7 +192,9 @@ def call(
     return ops[op](s, key, *n)
 
 
-def _lease_call(func: Callable[..., Any], s: CacheState, step: Call, leases: list[Lease]) -> object:
+def _lease_call(
+    func: Callable[..., Any], s: CacheState, step: WitnessCall, leases: list[Lease]
+) -> object:
     op, key, *n = step
     now = max(s.leases.now, 0.0)
     if op == "expire_leases":
@@ -249,11 +253,10 @@ __all__ = [
     "PLANTED",
     "QUERIES",
     "QUERY_BUGS",
-    "Call",
     "Kind",
-    "Operations",
     "PlantedBug",
     "PlantedPolicy",
+    "WitnessCall",
     "by_name",
     "call",
     "for_policy",

@@ -22,7 +22,7 @@ from __future__ import annotations
 from embedding_cache import CacheEntry, Doorkeeper
 from embedding_cache.verification import CacheState, contracts, evict_until, transitions
 
-from .bug import LAYERS, Call, Kind, PlantedBug
+from .bug import LAYERS, Kind, PlantedBug, WitnessCall
 from .core import _alloc_checks, _raises_like, _take
 
 #: The layers that catch admission bugs; the others are blind to them (for now).
@@ -82,7 +82,7 @@ class DoorkeeperForgets(Doorkeeper):
 def _admission_bug(
     name: str,
     expect: tuple[str, ...],
-    witness: tuple[Call, ...],
+    witness: tuple[WitnessCall, ...],
     tla: str,
     *,
     body: object = None,
@@ -100,7 +100,7 @@ def _admission_bug(
 
 
 #: A ready three-block entry 'a' filling the pool: every later alloc would evict.
-READY_FULL: tuple[Call, ...] = (("alloc", "a", 3), ("mark_ready", "a"))
+READY_FULL: tuple[WitnessCall, ...] = (("alloc", "a", 3), ("mark_ready", "a"))
 
 #: The catalogue entries (``planted`` assembles them with the others).
 BUGS: tuple[PlantedBug, ...] = (

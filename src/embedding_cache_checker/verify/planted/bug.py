@@ -17,7 +17,13 @@ from functools import partial
 from typing import Any, ClassVar, Literal
 
 from embedding_cache import ADMISSION_FILTERS, DEFAULT_ALLOCATOR, AdmissionFilter, EmbeddingCache
-from embedding_cache.policies import EVICTION_POLICIES, EvictionPolicy, PolicySpec, make_policy
+from embedding_cache.policies import (
+    DEFAULT_POLICY,
+    EVICTION_POLICIES,
+    EvictionPolicy,
+    PolicySpec,
+    make_policy,
+)
 from embedding_cache.verification import (
     LEASE_OPERATIONS,
     AdmissionSpec,
@@ -28,6 +34,8 @@ from embedding_cache.verification import (
     transitions,
 )
 
+from ..replay import Operations
+
 #: In ``expect``: the running policy's order property (EvictOldestFirstProp, ...).
 ORDER = "<order property>"
 #: The verification layers a planted bug is shown to (``blind`` names some of them).
@@ -35,12 +43,7 @@ LAYERS = ("contracts", "crosshair", "stateful", "replay", "traces")
 
 Kind = Literal["transition", "policy", "admission", "query"]
 #: One call of a witness: ("alloc", key, n_blocks) or (operation, key).
-Call = tuple[str, str] | tuple[str, str, int]
-#: Operations by name, as ``transitions.OPERATIONS``.
-Operations = dict[str, Callable[..., Any]]
-
-#: The policy a transition bug runs under when none is named.
-DEFAULT_POLICY = "fifo"
+WitnessCall = tuple[str, str] | tuple[str, str, int]
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class PlantedBug:
     #: The TLA+ bug model planting the same mistake (tla/models.json), or None.
     tla_model: str | None
     #: Concrete calls; every call but the last is legal, the last trips the bug.
-    witness: tuple[Call, ...]
+    witness: tuple[WitnessCall, ...]
     #: The pool size the witness runs on.
     witness_blocks: int = 3
     #: Transition bug: the broken copy, wearing the real contract.
@@ -137,9 +140,9 @@ class PlantedBug:
         ``checked=True``: the bodies with the build's contracts.
         """
         ops = real_operations(checked)
-        if self.body is not None:
-            ops[self.transition] = self.body if checked else inspect.unwrap(self.body)
-        return ops
+        if self.body is None:
+            return ops
+        return {**ops, self.transition: self.body if checked else inspect.unwrap(self.body)}
 
     def eviction(self, policy: str | None = None, **params: Any) -> PolicySpec:
         """What ``EmbeddingCache(n, eviction=...)`` takes to run with this bug. O(1).
@@ -280,7 +283,7 @@ def transition_bug(
     name: str,
     body: Callable[..., Any],
     expect: tuple[str, ...],
-    witness: tuple[Call, ...],
+    witness: tuple[WitnessCall, ...],
     tla_model: str | None = None,
 ) -> PlantedBug:
     transition = witness[-1][0]
@@ -293,7 +296,7 @@ def policy_bug(
     name: str,
     broken: type[EvictionPolicy],
     expect: tuple[str, ...],
-    witness: tuple[Call, ...],
+    witness: tuple[WitnessCall, ...],
     tla_model: str | None = None,
     blocks: int = 3,
     params: Mapping[str, int] | None = None,
@@ -309,9 +312,9 @@ def policy_bug(
 
 
 #: Witness building blocks (a pool of 3 blocks): three ready entries of one block each.
-READY_ABC: tuple[Call, ...] = (
+READY_ABC: tuple[WitnessCall, ...] = (
     ("alloc", "a", 1), ("mark_ready", "a"),
     ("alloc", "b", 1), ("mark_ready", "b"),
     ("alloc", "c", 1), ("mark_ready", "c"),
 )  # fmt: skip
-PINNED_A: tuple[Call, ...] = (("alloc", "a", 2), ("mark_ready", "a"), ("pin", "a"))
+PINNED_A: tuple[WitnessCall, ...] = (("alloc", "a", 2), ("mark_ready", "a"), ("pin", "a"))

@@ -30,7 +30,7 @@ from embedding_cache.verification import (
     transitions,
 )
 
-from .bug import LAYERS, Call, PlantedBug
+from .bug import LAYERS, PlantedBug, WitnessCall
 from .core import _alloc_checks, _raises_like, _take
 
 #: The layers that catch these bugs; the others are blind to them (for now).
@@ -124,7 +124,7 @@ def alloc_decline_evicts_extras(s: CacheState, key: str, n_blocks: int) -> Cache
 def _combined_bug(
     name: str,
     expect: str,
-    witness: tuple[Call, ...],
+    witness: tuple[WitnessCall, ...],
     body: Callable[..., CacheEntry | None],
     catching: tuple[str, ...] = CATCHING,
     why_blind: str = WHY_BLIND,

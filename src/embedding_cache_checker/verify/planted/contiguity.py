@@ -29,7 +29,7 @@ from embedding_cache import CacheEntry
 from embedding_cache.policies import FifoPolicy
 from embedding_cache.verification import CacheState, contracts, evict_until, transitions
 
-from .bug import LAYERS, Call, PlantedBug
+from .bug import LAYERS, PlantedBug, WitnessCall
 from .core import _alloc_checks, _evict_one, _raises_like, _take
 
 #: The layers that catch contiguity bugs; the others are blind to them (for now).
@@ -120,7 +120,7 @@ def alloc_evicts_newest_extra(s: CacheState, key: str, n_blocks: int) -> CacheEn
 def _contiguity_bug(
     name: str,
     expect: str,
-    witness: tuple[Call, ...],
+    witness: tuple[WitnessCall, ...],
     blocks: int,
     body: Callable[..., CacheEntry | None],
     policy: str | None = None,
@@ -146,7 +146,7 @@ WHY_STATEFUL_MISSES_ONE_TOO_MANY = (
 )
 
 
-def _ready(*keys: str) -> tuple[Call, ...]:
+def _ready(*keys: str) -> tuple[WitnessCall, ...]:
     """One-block entries of ``keys``, allocated in turn, then made ready in turn."""
     return tuple(("alloc", k, 1) for k in keys) + tuple(("mark_ready", k) for k in keys)
 

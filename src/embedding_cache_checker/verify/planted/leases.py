@@ -32,7 +32,7 @@ from embedding_cache.verification import (
     unpin_step,
 )
 
-from .bug import LAYERS, Call, PlantedBug
+from .bug import LAYERS, PlantedBug, WitnessCall
 from .core import _raises_like
 
 #: Why the other layers are blind to lease bugs.
@@ -124,7 +124,7 @@ def _lease_bug(
     name: str,
     body: Callable[..., Any],
     expect: tuple[str, ...],
-    witness: tuple[Call, ...],
+    witness: tuple[WitnessCall, ...],
     tla: str | None,
     replay: bool = True,
 ) -> PlantedBug:
@@ -137,7 +137,7 @@ def _lease_bug(
 
 
 #: A ready one-block entry 'a' with a lease due at 1 (the clock at 0).
-LEASED_A: tuple[Call, ...] = (("alloc", "a", 1), ("mark_ready", "a"), ("lease", "a", 1))
+LEASED_A: tuple[WitnessCall, ...] = (("alloc", "a", 1), ("mark_ready", "a"), ("lease", "a", 1))
 
 #: The catalogue entries (``planted`` assembles them with the others).
 BUGS: tuple[PlantedBug, ...] = (

@@ -25,7 +25,7 @@ from embedding_cache.policies import EvictionPolicy, S3FifoPolicy
 from embedding_cache.policies.s3fifo import MAIN, MAX_FREQ, SMALL
 
 from ...policies.base import MAX_BLOCKS, MAX_ENTRIES, Bound, Entries, PolicyAdapter, pad
-from .bug import ORDER, READY_ABC, Call, PlantedBug, PlantedPolicy, policy_bug
+from .bug import ORDER, READY_ABC, PlantedBug, PlantedPolicy, WitnessCall, policy_bug
 
 
 def _drains_small(policy: S3FifoPolicy) -> bool:
@@ -111,7 +111,7 @@ class S3FifoIgnoresGhost(PlantedPolicy, S3FifoPolicy):
 
 
 #: s3fifo: "a" used once and back in S's head, then "b" and "c" behind it; alloc "d".
-USED_SMALL_HEAD: tuple[Call, ...] = (
+USED_SMALL_HEAD: tuple[WitnessCall, ...] = (
     ("alloc", "a", 1), ("mark_ready", "a"), ("pin", "a"), ("unpin", "a"),
     ("alloc", "b", 1), ("mark_ready", "b"), ("alloc", "c", 1), ("mark_ready", "c"),
     ("alloc", "d", 1),

@@ -29,7 +29,7 @@ from embedding_cache.policies import EvictionPolicy
 from embedding_cache.policies.sieve import SievePolicy
 
 from ...policies.base import MAX_ENTRIES, Bound, Entries, PolicyAdapter, pad
-from .bug import ORDER, Call, PlantedBug, PlantedPolicy, policy_bug
+from .bug import ORDER, PlantedBug, PlantedPolicy, WitnessCall, policy_bug
 
 
 class SieveHandAtOldest(PlantedPolicy, SievePolicy):
@@ -100,7 +100,7 @@ class SieveHoldKeepsEvictable(PlantedPolicy, SievePolicy):
 
 
 #: Three ready one-block entries a, b, c (oldest first) in a pool of 3 blocks, a used.
-USED_OLDEST: tuple[Call, ...] = (
+USED_OLDEST: tuple[WitnessCall, ...] = (
     ("alloc", "a", 1), ("mark_ready", "a"),
     ("alloc", "b", 1), ("mark_ready", "b"),
     ("alloc", "c", 1), ("mark_ready", "c"),
