@@ -17,7 +17,7 @@ import pytest
 from embedding_cache import EVICTION_POLICIES
 from embedding_cache_checker.tlc.config import read_config
 from embedding_cache_checker.tlc.manifest import find_tla_dir
-from embedding_cache_checker.verify.plans import manifest_entries
+from embedding_cache_checker.verify.plans import plan_entries
 
 TLA_DIR = find_tla_dir()
 GLUE = "EmbeddingCachePolicy.tla"
@@ -28,7 +28,7 @@ def policy_modules(tla_dir: Path) -> dict[str, str]:
     its trace validation instantiates (tla/models.json). O(manifest size)."""
     return {
         entry["policy"]: f"{entry['trace_module']}.tla"
-        for entry in manifest_entries(tla_dir)
+        for entry in plan_entries(tla_dir)
         if entry.get("trace_module")
     }
 
@@ -247,11 +247,11 @@ def params_out_of_step(tla_dir: Path, entries: list[dict[str, object]]) -> list[
 
 
 def test_manifest_params_are_the_configs_constants() -> None:
-    assert params_out_of_step(TLA_DIR, manifest_entries(TLA_DIR)) == []
+    assert params_out_of_step(TLA_DIR, plan_entries(TLA_DIR)) == []
 
 
 def test_params_check_catches_a_manifest_out_of_step() -> None:
-    entries = manifest_entries(TLA_DIR)
+    entries = plan_entries(TLA_DIR)
     s3 = next(e for e in entries if e.get("policy") == "s3fifo" and e.get("policy_params"))
     wrong = {**s3, "policy_params": {**s3["policy_params"], "GhostCapacity": 99}}
     assert [f.split(":")[0] for f in params_out_of_step(TLA_DIR, [wrong])] == [s3["name"]]

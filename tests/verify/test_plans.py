@@ -22,7 +22,7 @@ from embedding_cache_checker.verify.graph_dump import model_files
 from embedding_cache_checker.verify.plans import (
     PlanError,
     load_plans,
-    manifest_entries,
+    plan_entries,
     plan_for,
 )
 
@@ -132,7 +132,7 @@ def test_an_alloc_rules_replay_input_is_not_the_policys_planted_model(tmp_path: 
 def test_every_replay_input_is_replayed_and_every_policy_is_registered() -> None:
     derived = derived_manifest(TLA_DIR)
     assert all(entry["replay"] in ("full", "bounded") for entry in derived.replay_models)
-    policies = {e.get("policy") for e in manifest_entries(TLA_DIR)} - {None}
+    policies = {e.get("policy") for e in plan_entries(TLA_DIR)} - {None}
     assert policies == set(EVICTION_POLICIES)
 
 

@@ -39,9 +39,9 @@ from embedding_cache_checker.verify.graph_dump import (
 from embedding_cache_checker.verify.lease_replay import replay_any_graph
 from embedding_cache_checker.verify.model_code import (
     check_constants,
+    code_constants,
     code_name,
     code_params,
-    policy_constants,
     policy_factory,
 )
 from embedding_cache_checker.verify.plans import load_plans
@@ -432,9 +432,9 @@ def test_a_constant_is_the_code_attribute_of_its_snake_case_name() -> None:
         "max_freq",
     ]
     gdsf = make_policy(policy_factory("gdsf", {"Scale": 8, "MaxFreq": 3}), 4)
-    assert policy_constants(gdsf, ("Scale", "MaxFreq")) == {"Scale": 8, "MaxFreq": 3}
+    assert code_constants(gdsf, ("Scale", "MaxFreq")) == {"Scale": 8, "MaxFreq": 3}
     with pytest.raises(ValueError, match=r"no integer attribute \['small_target'\]"):
-        policy_constants(gdsf, ("SmallTarget",))
+        code_constants(gdsf, ("SmallTarget",))
     # The core's constants (N, Keys, MaxPins) are no policy's: never compared.
     assert check_constants(gdsf, {"N": 3, "MaxPins": 2, "Keys": "{k1}", "Scale": 8}) is None
 

@@ -70,7 +70,7 @@ def _constant_value(policy: EvictionPolicy, constant: str) -> int | None:
     return value if type(value) is int else None
 
 
-def policy_constants(policy: EvictionPolicy, names: Iterable[str]) -> dict[str, int]:
+def code_constants(policy: EvictionPolicy, names: Iterable[str]) -> dict[str, int]:
     """The TLA+ constants ``names`` of ``policy``'s module (its plan's ``tla_constants``,
     from the manifest), valued as the code's policy has them. O(len(names)).
 

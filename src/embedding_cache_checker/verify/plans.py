@@ -113,7 +113,7 @@ class PolicyPlan:
         )
 
 
-def manifest_entries(tla_dir: Path) -> list[dict[str, Any]]:
+def plan_entries(tla_dir: Path) -> list[dict[str, Any]]:
     """Every raw entry of the manifest (``models``, then ``replay_models``), each
     policy's included (``tlc.manifest.manifest_entries``). O(entries).
 
@@ -238,7 +238,7 @@ def plan_for(policy: str, tla_dir: Path, entries: Iterable[Mapping[str, Any]] = 
     """
     if policy not in EVICTION_POLICIES:
         raise PlanError(f"unknown policy {policy!r}; choose from {tuple(EVICTION_POLICIES)}")
-    listed = list(entries) or manifest_entries(tla_dir)
+    listed = list(entries) or plan_entries(tla_dir)
     mine = [e for e in listed if e.get("policy") == policy]
     replayed = _replayed(policy, mine, tla_dir)
     entry = _planted_entry(policy, mine, tla_dir)
@@ -264,6 +264,6 @@ def load_plans(tla_dir: Path, policies: Iterable[str] | None = None) -> dict[str
     Raises:
         PlanError: as ``plan_for``, for the first policy whose plan is incomplete.
     """
-    entries = manifest_entries(tla_dir)
+    entries = plan_entries(tla_dir)
     chosen = tuple(EVICTION_POLICIES) if policies is None else tuple(policies)
     return {policy: plan_for(policy, tla_dir, entries) for policy in chosen}

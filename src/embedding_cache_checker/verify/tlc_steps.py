@@ -15,7 +15,7 @@ what to run and records it in one shape the main job's report reads.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +28,7 @@ from ..tlc.manifest import Model
 from ..tlc.report import result_json
 from ..tlc.runner import ModelResult, run_model
 from ..tlc.simulate import SimulationModel, SimulationResult, run_simulation
-
-Progress = Callable[[str], None]
+from .records import Progress
 
 
 def policy_simulations(models: list[Model], policies: Iterable[str]) -> list[SimulationModel]:

@@ -43,7 +43,7 @@ from ..tlc.output import TlcOutcome
 from ..tlc.runner import run_tlc
 from ..tracing import LEASE_STEPS, LeaseState, TracedEmbeddingCache, TraceStep
 from .alloc_rule import SEED_RULE, AllocRule, rule_of_cache
-from .model_code import policy_constants
+from .model_code import code_constants
 from .plans import PolicyPlan, plan_for
 
 V = TypeVar("V")
@@ -310,7 +310,7 @@ def traces_module(
     max_pins = max([1] + [e.pins for step in steps for _, e in step.post.entries])
     written = ",\n".join(_written(trace, functions) for trace in traces) or "<<>>"
     data = f"TraceKeys == {{{', '.join(tla_string(k) for k in keys)}}}\n"
-    values = policy_constants(policy, constants)
+    values = code_constants(policy, constants)
     extra = "".join(f"    {k} = {v}\n" for k, v in {**values, **rule.trace_constants()}.items())
     if lease:
         lease_data, lease_constants = _lease_bounds(unit_ticks(steps))
