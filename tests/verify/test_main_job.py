@@ -34,7 +34,7 @@ from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.profile import CI
 from embedding_cache_checker.verify.replay import GraphReplayReport, Mismatch
 from embedding_cache_checker.verify.report_json import report_json
-from embedding_cache_checker.verify.step_models import own_model, tlc_models
+from embedding_cache_checker.verify.step_models import LARGE_TAGS, own_model, tlc_models
 from embedding_cache_checker.verify.step_table import STEP_TABLE
 from embedding_cache_checker.verify.traces import TraceVerdict
 from embedding_cache_checker.verify.verdicts import VERDICTS, run_ok, step_ok
@@ -220,9 +220,10 @@ def test_tlc_runs_the_chosen_policies_models_and_the_shared_ones_only() -> None:
     assert [m.name for m in tlc_models(models, [])] == ["MCCore"]
 
 
-def test_one_policys_own_models_leave_out_the_shared_layers_it_stands_in_for() -> None:
+def test_a_quick_run_of_one_policy_checks_its_own_models_but_the_large_ones() -> None:
     models = load_manifest(find_tla_dir())
-    own = {m.name for m in tlc_models(models, ["fifo"], shared=False)}
+    own = {m.name for m in tlc_models(models, ["fifo"], full=False)}
+    assert "MCLarge" not in own and "MCLarge" in {m.name for m in tlc_models(models, ["fifo"])}
     assert {"MCSmoke", "MCDeep", "MCFifoRefinesCore", "MCBugFifoHeadInsert"} <= own
     assert {
         "MCLeaseFifo",
@@ -231,22 +232,26 @@ def test_one_policys_own_models_leave_out_the_shared_layers_it_stands_in_for() -
         "MCBugContiguityExtraNewest",
     } <= own
     # The core, the protocols, liveness and the shared layers' bug models stand fifo in
-    # for any policy: a run of every policy (or --shared) checks them.
+    # for any policy: a run of every policy (or --full) checks them.
     shared = {"MCCore", "MCProtocolVllm", "MCLiveness", "MCBugPinAlwaysDecrements"}
     shared |= {"MCBugLeaseExpireAtDeadline", "MCBugAdmissionForgetsDoor"}
     assert not shared & own
     everything = tlc_models(models, EVICTION_POLICIES)
-    assert set(everything) == set(tlc_models(models, EVICTION_POLICIES, shared=False)) | {
-        m for m in everything if not own_model(m)
+    assert set(everything) == set(tlc_models(models, EVICTION_POLICIES, full=False)) | {
+        m for m in everything if not own_model(m) or LARGE_TAGS & set(m.tags)
     }
     for policy in EVICTION_POLICIES:  # every policy keeps models of its own
-        assert tlc_models(models, [policy], shared=False), policy
+        assert tlc_models(models, [policy], full=False), policy
 
 
-def test_the_cli_checks_the_shared_layers_for_every_policy_or_with_shared() -> None:
-    assert command._options(_args(), CI).shared
-    assert not command._options(_args("--policy", "fifo"), CI).shared
-    assert command._options(_args("--policy", "fifo", "--shared"), CI).shared
+def test_the_cli_runs_one_policy_quick_unless_full() -> None:
+    every = command._options(_args(), CI)
+    assert every.full and every.deep
+    quick = command._options(_args("--policy", "fifo"), CI)
+    assert not quick.full and not quick.deep
+    full = command._options(_args("--policy", "fifo", "--full"), CI)
+    assert full.full and full.deep
+    assert not command._options(_args("--policy", "fifo", "--full", "--no-deep"), CI).deep
 
 
 def _args(*argv: str) -> argparse.Namespace:

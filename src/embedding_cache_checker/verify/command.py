@@ -112,17 +112,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default=None,
         help=(
             f"comma-separated eviction policies (default: all of "
-            f"{','.join(EVICTION_POLICIES)}); the tlc step then checks their own models only, "
-            f"not the shared layers' (see --shared)"
+            f"{','.join(EVICTION_POLICIES)}); a quick run of them unless --full: their own "
+            f"TLC models, not the shared layers', the large ones nor the deep replay"
         ),
     )
     parser.add_argument(
-        "--shared",
+        "--full",
         action="store_true",
         help=(
-            "with --policy: the tlc step also checks the shared layers' models (the core's, "
-            "and the protocol, liveness and shared-bug models a policy only stands in for), "
-            "as a run of every policy does"
+            "with --policy: check what a run of every policy checks for them: the shared "
+            "layers' TLC models too (the core's, and the protocol, liveness and shared-bug "
+            "models fifo stands in for), the large models (MCLarge) and the deep replay "
+            "(MCReplayDeep)"
         ),
     )
     parser.add_argument(
@@ -339,6 +340,7 @@ def _options(args: argparse.Namespace, profile: Profile) -> VerifyOptions:
         _RefusedError: as ``_steps`` and ``_policies``, or the manifest or TLC is not usable.
     """
     steps, policies = _steps(args, profile), _policies(args)
+    full = args.policy is None or args.full
     try:
         tla_dir = find_tla_dir(args.tla_dir)
         load_plans(tla_dir, policies)
@@ -350,9 +352,9 @@ def _options(args: argparse.Namespace, profile: Profile) -> VerifyOptions:
         workers=args.workers,
         crosshair_timeout=args.crosshair_timeout,
         policies=policies,
-        deep=args.deep,
+        deep=args.deep and full,
         profile=profile,
-        shared=args.policy is None or args.shared,
+        full=full,
     )
 
 

@@ -30,9 +30,11 @@ class VerifyOptions:
     crosshair_timeout: float | None = None
     policies: tuple[str, ...] = tuple(EVICTION_POLICIES)
     deep: bool = True  # also replay the depth-bounded deep models (PolicyPlan.bounded_replay)
-    #: The tlc step also checks the shared layers' models: the core's, and those a policy
-    #: only stands in for (``step_models.own_model``). Off for ``--policy``'s own run.
-    shared: bool = True
+    #: The tlc step checks what a run of every policy checks for the chosen ones: the
+    #: shared layers' models too (the core's, and those a policy only stands in for:
+    #: ``step_models.own_model``) and the larger instances (``step_models.LARGE_TAGS``).
+    #: Off for ``--policy``'s quick run (which also sets ``deep`` off).
+    full: bool = True
     profile: Profile = CI
 
     @property

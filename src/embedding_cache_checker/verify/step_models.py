@@ -52,17 +52,22 @@ def own_model(model: Model) -> bool:
     return twin is not None and twin.policy is not None
 
 
-def tlc_models(
-    models: Iterable[Model], policies: Iterable[str], shared: bool = True
-) -> list[Model]:
+#: Tags of the larger instances of a model checked smaller too (MCLarge beside MCDeep):
+#: a quick run of one policy (``tlc_models`` without ``full``) leaves them out.
+LARGE_TAGS = frozenset({"large"})
+
+
+def tlc_models(models: Iterable[Model], policies: Iterable[str], full: bool = True) -> list[Model]:
     """The models of the default run that check ``policies``, in manifest order: those of
-    the chosen policies and the shared core's (``policy`` null); without ``shared``, only
-    the chosen policies' own (``own_model``). O(models)."""
+    the chosen policies and the shared core's (``policy`` null); without ``full``, only
+    the chosen policies' own (``own_model``) and not their larger instances
+    (``LARGE_TAGS``). O(models)."""
     chosen = set(policies)
     return [
         m
         for m in default_models(list(models))
-        if (m.policy is None or m.policy in chosen) and (shared or own_model(m))
+        if (m.policy is None or m.policy in chosen)
+        and (full or (own_model(m) and not LARGE_TAGS & set(m.tags)))
     ]
 
 
@@ -75,7 +80,7 @@ def run_tlc_step(job: Job) -> None:
     options, report = job.options, job.report
     java, jar = locate_java(), locate_jar()
     report.tlc_jar, report.tlc_version = str(jar), tlc_version(java, jar)
-    models = tlc_models(load_manifest(options.tla_dir), options.policies, options.shared)
+    models = tlc_models(load_manifest(options.tla_dir), options.policies, options.full)
     for model in models:
         report.tlc_policy[model.name] = model.policy
     longest_first = sorted(models, key=lambda m: -m.budget_seconds)
