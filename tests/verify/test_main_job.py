@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -21,6 +24,8 @@ from embedding_cache_checker.verify.crosshair_check import CrosshairResult
 from embedding_cache_checker.verify.lin import MUTANTS
 from embedding_cache_checker.verify.lin import report as lin_report
 from embedding_cache_checker.verify.main_job import (
+    CI_STEPS,
+    LANES,
     LINKS,
     STEPS,
     PlantedResult,
@@ -30,12 +35,13 @@ from embedding_cache_checker.verify.main_job import (
     VerifyReport,
     run_verify,
 )
+from embedding_cache_checker.verify.options import Job
 from embedding_cache_checker.verify.plans import load_plans
 from embedding_cache_checker.verify.profile import CI
 from embedding_cache_checker.verify.replay import GraphReplayReport, Mismatch
 from embedding_cache_checker.verify.report_json import report_json
 from embedding_cache_checker.verify.step_models import LARGE_TAGS, own_model, tlc_models
-from embedding_cache_checker.verify.step_table import STEP_TABLE
+from embedding_cache_checker.verify.step_table import STEP_BY_NAME, STEP_TABLE, Step
 from embedding_cache_checker.verify.traces import TraceVerdict
 from embedding_cache_checker.verify.verdicts import VERDICTS, run_ok, step_ok
 
@@ -308,3 +314,44 @@ def test_the_linearizability_step_fails_on_a_cache_that_is_not_linearizable(
     report = _run_lin(histories=20)
     assert step_ok(report, "linearizability") is False and not run_ok(report)
     assert report_json(report)["linearizability"]["not_linearizable"] > 0
+
+
+def _timed_steps(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, float, float]]:
+    """Every CI step replaced by one that sleeps 0.2 s and records (step, thread, start,
+    end): the order and overlap of the steps, without running them."""
+    ran: list[tuple[str, str, float, float]] = []
+
+    def runner(name: str) -> Step:
+        def run(_job: Job) -> None:
+            start = time.monotonic()
+            time.sleep(0.2)
+            ran.append((name, threading.current_thread().name, start, time.monotonic()))
+
+        return Step(name, run_once=run)
+
+    for name in CI_STEPS:
+        monkeypatch.setitem(STEP_BY_NAME, name, runner(name))
+    return ran
+
+
+def test_the_lanes_run_beside_each_other_each_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = _timed_steps(monkeypatch)
+    options = VerifyOptions(tla_dir=find_tla_dir(), steps=CI_STEPS)
+    report = run_verify(options, progress=lambda _: None)
+    order = [name for name, *_ in sorted(ran, key=lambda r: r[2])]
+    for lane in LANES:
+        steps = [s for s in order if s in lane]
+        assert steps == list(lane)  # conformance before planted: it dumps planted's graphs
+    threads = {name: thread for name, thread, *_ in ran}
+    assert len({threads[lane[0]] for lane in LANES}) == 2
+    first, second = ({n: (s, e) for n, _t, s, e in ran}[lane[0]] for lane in LANES)
+    assert first[0] < second[1] and second[0] < first[1]  # the lanes overlap
+    assert report.seconds["total"] < 0.2 * len(CI_STEPS)
+
+
+def test_sequential_runs_every_step_alone_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran = _timed_steps(monkeypatch)
+    options = VerifyOptions(tla_dir=find_tla_dir(), steps=CI_STEPS, lanes=False)
+    run_verify(options, progress=lambda _: None)
+    assert [name for name, *_ in ran] == list(CI_STEPS)
+    assert all(a[3] <= b[2] for a, b in itertools.pairwise(ran))

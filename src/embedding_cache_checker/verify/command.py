@@ -135,6 +135,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "docs/MEASURED.md)"
         ),
     )
+    parser.add_argument(
+        "--sequential",
+        dest="lanes",
+        action="store_false",
+        help=(
+            "run the steps one after another, not in two lanes beside each other "
+            "(main_job.LANES): each step's seconds are then its own"
+        ),
+    )
     parser.add_argument("--tla-dir", default=None, help="the directory holding models.json")
     parser.set_defaults(func=run_command)
 
@@ -355,6 +364,7 @@ def _options(args: argparse.Namespace, profile: Profile) -> VerifyOptions:
         deep=args.deep and full,
         profile=profile,
         full=full,
+        lanes=args.lanes,
     )
 
 

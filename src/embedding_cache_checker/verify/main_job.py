@@ -37,6 +37,13 @@ The steps are named once, in ``step_names``; each has its runner in
 ``report`` and its JSON ``report_json``; what to run is ``options``. This module runs
 them.
 
+The CI steps run in two lanes beside each other (``LANES``): conformance, planted
+and linearizability (mostly the replay, in this process) in one; tlc, traces and
+crosshair (mostly TLC's and CrossHair's child processes) in the other. The planted
+step reads the graphs conformance dumped, so the two are in one lane, in order. The
+nightly extra steps run after both lanes, alone. ``--sequential`` runs every step
+alone, in ``STEPS`` order.
+
 The JSON report keeps one top-level summary of all policies (``tlc``,
 ``conformance``, ``trace_validation``, ``crosshair``, ``planted``,
 ``linearizability``) and adds ``policies``: the same sections for each policy,
@@ -47,6 +54,7 @@ and ``profile`` (its settings).
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from .options import Job, VerifyOptions
 from .records import LINKS, PlantedResult, Progress, ReplayRun, TraceRun, stderr_progress
@@ -82,26 +90,56 @@ def _run_per_policy(step: Step, job: Job) -> None:
         report.add_seconds(policy, step.name, time.monotonic() - begin)
 
 
+#: The steps that run beside each other, in two lanes, each lane's in order: the
+#: replay's (in this process; the planted step reads conformance's dumped graphs) and
+#: the child processes' (TLC, CrossHair). On 2 cores they overlap.
+LANES: tuple[tuple[str, ...], ...] = (
+    ("conformance", "planted", "linearizability"),
+    ("tlc", "traces", "crosshair"),
+)
+
+
+def _run_step(name: str, job: Job) -> None:
+    """Run one step; a crash is reported, and the run goes on. O(the step)."""
+    step = STEP_BY_NAME[name]
+    job.progress(f"--- {name}")
+    start = time.monotonic()
+    try:
+        if step.run_once is not None:
+            step.run_once(job)
+        else:
+            _run_per_policy(step, job)
+    except Exception as exc:  # report and go on: one broken link must not hide the others
+        job.report.fail(None, name, f"{type(exc).__name__}: {exc}")
+        job.progress(f"{name} failed: {type(exc).__name__}: {exc}")
+    job.report.seconds[name] = time.monotonic() - start
+
+
+def _run_lane(names: tuple[str, ...], job: Job) -> None:
+    for name in names:
+        _run_step(name, job)
+
+
 def run_verify(options: VerifyOptions, progress: Progress = stderr_progress) -> VerifyReport:
-    """Run the selected steps; a step that crashes is reported, and the rest still run.
+    """Run the selected steps, the lanes' beside each other (``options.lanes``), then the
+    rest; a step that crashes is reported, and the rest still run.
 
     Steps that run per policy report a crash for that policy and go on with the others.
-    O(the selected steps).
+    ``seconds["total"]`` is the run's wall time. O(the selected steps).
     """
     report = VerifyReport(policies=options.policies, profile=options.profile)
     job = Job(options, report, progress)
-    for name in options.selected_steps:
-        step = STEP_BY_NAME[name]
-        progress(f"--- {name}")
-        start = time.monotonic()
-        try:
-            if step.run_once is not None:
-                step.run_once(job)
-            else:
-                _run_per_policy(step, job)
-        except Exception as exc:  # report and go on: one broken link must not hide the others
-            report.fail(None, name, f"{type(exc).__name__}: {exc}")
-            progress(f"{name} failed: {type(exc).__name__}: {exc}")
-        report.seconds[name] = time.monotonic() - start
-    report.seconds["total"] = sum(report.seconds[s] for s in STEPS if s in report.seconds)
+    selected = options.selected_steps
+    begin = time.monotonic()
+    lanes = [tuple(s for s in lane if s in selected) for lane in LANES] if options.lanes else []
+    lanes = [lane for lane in lanes if lane]
+    if len(lanes) > 1:
+        with ThreadPoolExecutor(max_workers=len(lanes), thread_name_prefix="verify") as pool:
+            for done in [pool.submit(_run_lane, lane, job) for lane in lanes]:
+                done.result()
+    laned = {s for lane in lanes for s in lane} if len(lanes) > 1 else set()
+    for name in selected:
+        if name not in laned:
+            _run_step(name, job)
+    report.seconds["total"] = time.monotonic() - begin
     return report

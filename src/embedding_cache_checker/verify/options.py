@@ -36,6 +36,9 @@ class VerifyOptions:
     #: Off for ``--policy``'s quick run (which also sets ``deep`` off).
     full: bool = True
     profile: Profile = CI
+    #: Run the two lanes of steps (``main_job.LANES``) beside each other; False: every
+    #: step alone, one after another (each step's seconds then its own).
+    lanes: bool = True
 
     @property
     def selected_steps(self) -> tuple[str, ...]:
