@@ -43,7 +43,7 @@ def _bench_heap_frozen(request: pytest.FixtureRequest) -> Iterator[None]:
     Under pytest-xdist they run in a worker that has run other tests before them: every
     ``gc.collect()`` the bench makes (``memory.traced_bytes``, the runner's timed windows)
     would walk that whole heap, which took test_beyond_seed.py from seconds to minutes
-    late in the suite (docs/MEASURED.md, "The README's test command"). Frozen, the
+    late in the suite (docs/MEASURED.md, "Feedback in minutes"). Frozen, the
     collections skip it; what the bench measures (allocations and time after it starts)
     is unchanged."""
     if BENCH_TESTS not in request.node.path.parents:
