@@ -417,7 +417,9 @@ def test_every_registered_policy_has_its_adapter() -> None:
 
 def test_a_registered_policy_without_an_adapter_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(EVICTION_POLICIES, "nosuchpolicy", EVICTION_POLICIES[DEFAULT_POLICY])
-    with pytest.raises(LookupError, match=r"embedding_cache_checker\.verify\.planted\.nosuchpolicy"):
+    with pytest.raises(
+        LookupError, match=r"embedding_cache_checker\.verify\.planted\.nosuchpolicy"
+    ):
         adapter("nosuchpolicy")
     with pytest.raises(LookupError, match="no checker adapter"):
         configure("nosuchpolicy")
