@@ -234,7 +234,7 @@ def _s3fifo_live_ghost(s: CacheState) -> None:
 
 
 #: Corruptions of one policy's own state: reported as EvictableSetInv (the
-#: sweep's policy check, ``EvictionPolicy.check``), with what is wrong in the detail.
+#: sweep's policy check, ``PolicyChecks.check``), with what is wrong in the detail.
 POLICY_CORRUPTIONS: list[tuple[str, Callable[[CacheState], None], str]] = [
     ("gdsf", _gdsf_prio_below_clock, "clock"),
     ("gdsf", _gdsf_count_out_of_range, "'p'"),
