@@ -256,11 +256,8 @@ def _derive_one(
     cfg = _merge(cfg, over.get("cfg", {}))
     cfg = _merge(cfg, bug.get("cfg", {}))
     entry = _merge(_merge(family.get("entry", {}), over.get("entry", {})), bug.get("entry", {}))
-    if bug and "override" in bug:
-        cfg["constants"] = {
-            **cfg.get("constants", {}),
-            **{k: f"<- {v}" for k, v in bug["override"].items()},
-        }
+    overrides = {k: f"<- {v}" for k, v in bug.get("override", {}).items()}
+    cfg = _merge(cfg, {"constants": overrides})
     cfg["comment"] = _fill(str(cfg.get("comment", "")), names)
     cfg["invariants"] = _own(cfg.get("invariants", ()), policy)
     cfg["properties"] = _own(cfg.get("properties", ()), policy)
@@ -294,9 +291,8 @@ def _derive_one(
     if "trace_module" in full:
         full["trace_module"] = _fill(str(full["trace_module"]), names)
         full["trace_params"] = dict(policy.get("trace_params", {}))
-    for key in ("defect",):
-        if key in full:
-            full[key] = _fill(str(full[key]), names)
+    if "defect" in full:
+        full["defect"] = _fill(str(full["defect"]), names)
     files = {
         spec: render_root(
             root_name,
