@@ -28,6 +28,8 @@ class StateGraph:
 
 def _unescape(label: str) -> str:
     # dot escapes: \n newline, \" quote, \\ backslash (TLC writes /\ as /\\).
+    if "\\" not in label:  # an edge's action name: most of a graph's lines
+        return label
     return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), label)
 
 
