@@ -73,9 +73,16 @@ def _hashable(value: Any) -> Any:
     kind = type(value)
     if kind in _LEAVES:
         return value
-    if kind is tuple or kind is list:
+    if kind is tuple:
+        # A tuple of leaves (a queue) is already in canonical form: the common case.
+        for item in value:
+            if type(item) not in _LEAVES:
+                return tuple(_hashable(v) for v in value)
+        return value
+    if kind is list:
         return tuple(_hashable(v) for v in value)
     if kind is dict or isinstance(value, Mapping):
+        # Keys are unique, so the sort never compares two values.
         return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
         return tuple(_hashable(v) for v in value)
@@ -92,6 +99,27 @@ def abstract_state(s: CacheState) -> AbstractState:
         free=len(s.free),
         held=has_held_entries(s),
         door=() if s.admission is None else s.admission.abstract(),
+    )
+
+
+#: ``raw_view``'s reading of a state: each entry's (pins, size), the policy's variables as
+#: ``PolicyChecks.abstract`` returns them, the free count, the evictable count, the door.
+RawView = tuple[dict[str, tuple[int, int]], Mapping[str, Any], int, int, tuple[str, ...]]
+
+
+def raw_view(s: CacheState) -> RawView:
+    """A cheaper reading of ``s`` than ``abstract_state``, for telling whether a call
+    changed it: equal raw views imply equal abstract states (every field the abstraction
+    reads is here, unsorted and uncanonicalized, and ``has_held_entries`` is a function
+    of the entry and evictable counts); unequal ones decide nothing, so the caller
+    compares the abstract states then. The replay checks ~20 refused calls per state.
+    O(entries + the policy's abstract)."""
+    return (
+        {k: (e.pin_count, len(e.block_ids)) for k, e in s.entries.items()},
+        s.checks.abstract(),
+        len(s.free),
+        s.evictable_count(),
+        () if s.admission is None else s.admission.abstract(),
     )
 
 

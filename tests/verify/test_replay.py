@@ -10,6 +10,8 @@ planted bug of the catalogue (``verify.planted``) swapped in.
 
 from __future__ import annotations
 
+import contextlib
+import random
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -17,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from embedding_cache import Doorkeeper, transitions
+from embedding_cache import EVICTION_POLICIES, Doorkeeper, transitions
 from embedding_cache.errors import CacheError
 from embedding_cache.policies import GdsfPolicy, S3FifoPolicy, make_policy
 from embedding_cache.state import CacheState
 from embedding_cache.verification import LEASE_OPERATIONS
-from embedding_cache_checker.abstraction import abstract_state, block_state
+from embedding_cache_checker.abstraction import abstract_state, block_state, raw_view
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify.alloc_rule import (
     SEED_RULE,
@@ -161,6 +163,44 @@ def test_tiny_graph_catches_a_wrong_operation(
     assert all(m.source == "0" and m.detail.startswith(detail) for m in report.mismatches), (
         report.mismatches
     )
+
+
+@pytest.mark.parametrize("policy", sorted(EVICTION_POLICIES))
+def test_a_change_of_the_abstract_state_changes_the_raw_view(policy: str) -> None:
+    """``raw_view`` lets a refusal skip reading the abstract state when the view is
+    unchanged: sound only if every change of ``abstract_state`` changes it too. Checked
+    on every step of a random walk (calls the code refuses included) under each policy,
+    with the doorkeeper's door, and shown to move with a change of the free pool alone."""
+    rng = random.Random(7)
+    s = CacheState(4, make_policy(policy, 4), admission=Doorkeeper(1))
+    calls = [("alloc", 1), ("alloc", 2), ("mark_ready", 0), ("pin", 0), ("unpin", 0)]
+    calls += [("pin_if_ready", 0), ("discard", 0)]
+    moved = 0
+    for _ in range(3000):
+        before_raw, before = raw_view(s), abstract_state(s)
+        op, n = rng.choice(calls)
+        key = rng.choice("abcde")
+        with contextlib.suppress(CacheError):  # a refused call is a step of the walk too
+            REAL_OPERATIONS[op](s, key, n) if op == "alloc" else REAL_OPERATIONS[op](s, key)
+        if abstract_state(s) != before:
+            moved += 1
+            assert raw_view(s) != before_raw, (op, key, n, before, abstract_state(s))
+    assert moved > 500
+    before_raw = raw_view(s)
+    s.free.take(1) if len(s.free) else s.free.give([0])
+    assert raw_view(s) != before_raw
+    # The policy's variables alone: the oldest ready key held and released again (fifo
+    # then holds it newest), the entries and counts as they were.
+    s = CacheState(4, make_policy(policy, 4))
+    for key in "ab":
+        transitions.alloc(s, key, 1)
+        transitions.mark_ready(s, key)
+    before_raw, before = raw_view(s), abstract_state(s)
+    s.on_hold("a")
+    s.on_release("a", 1)
+    assert abstract_state(s).entries == before.entries
+    assert policy != "fifo" or abstract_state(s) != before
+    assert abstract_state(s) == before or raw_view(s) != before_raw
 
 
 def _replay_alloc_returns_ready(**options: Any) -> GraphReplayReport:

@@ -52,7 +52,7 @@ from typing import Any
 from embedding_cache.policies import make_policy
 from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, end_lease, invariants
 
-from ..abstraction import AbstractState, abstract_state
+from ..abstraction import AbstractState, abstract_state, raw_view
 from .alloc_rule import SEED_RULE, AllocRule
 from .model_code import PolicyFactory, policy_variables
 from .replay import (
@@ -418,8 +418,9 @@ class _LeaseReplay:
         here = self.code[node].s
         scratch = here.copy()  # a refused call changes nothing, so one copy serves all
         before = abstract_state(here)  # read once: every refusal starts from it
+        raw = raw_view(here)
         for op, key, blocks in _disabled_steps(enabled, self.spec_at(node)[0], keys, n, pins):
-            problem = _check_refused(self.table, scratch, op, key, blocks, before)
+            problem = _check_refused(self.table, scratch, op, key, blocks, before, raw=raw)
             self.report.disabled_checked += 1
             if problem is not None:
                 self.log.note(node, call_text(op, key, blocks), problem)

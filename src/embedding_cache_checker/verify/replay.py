@@ -47,7 +47,14 @@ from embedding_cache import CacheEntry, CacheError
 from embedding_cache.policies import make_policy
 from embedding_cache.verification import CacheState, invariants, transitions
 
-from ..abstraction import AbstractState, BlockState, abstract_state, block_state
+from ..abstraction import (
+    AbstractState,
+    BlockState,
+    RawView,
+    abstract_state,
+    block_state,
+    raw_view,
+)
 from .alloc_rule import SEED_RULE, AllocRule
 from .model_code import PolicyFactory, policy_variables
 from .spec_read import last_op, spec_abstract, spec_blocks
@@ -247,16 +254,19 @@ def _check_refused(
     n: int,
     before: AbstractState | None = None,
     ids: BlockState | None = None,
+    raw: RawView | None = None,
 ) -> str | None:
     """The code must raise a typed error for a call the spec disallows, changing nothing.
     ``before`` is ``abstract_state(s)`` when the caller has it (refusals share one copy);
-    ``ids``, ``block_state(s)`` in a block-exact replay: the ids must not move either."""
+    ``ids``, ``block_state(s)`` in a block-exact replay: the ids must not move either;
+    ``raw``, ``raw_view(s)``: when the view after the call equals it, so does the
+    abstract state, which is then not read again."""
     if before is None:
         before = abstract_state(s)
     try:
         value = ops[op](s, key, n) if op == "alloc" else ops[op](s, key)
     except CacheError:
-        after = abstract_state(s)
+        after = before if raw is not None and raw_view(s) == raw else abstract_state(s)
         if after != before:
             return f"raised but changed {before} -> {after}"
         moved = ids is not None and block_state(s) != ids
@@ -382,9 +392,10 @@ class _Replay:
         here = self.code[node]
         before = abstract_state(here)
         ids = block_state(here) if self.rule.block_exact else None
+        raw = raw_view(here)
         scratch = clone(here)  # a refused call changes nothing, so one copy serves all
         for op, key, n in _disabled_steps(enabled, self.spec_at(node), keys, num_blocks, max_pins):
-            problem = _check_refused(self.ops, scratch, op, key, n, before, ids)
+            problem = _check_refused(self.ops, scratch, op, key, n, before, ids, raw)
             self.report.disabled_checked += 1
             if problem is not None:
                 self.log.note(node, call_text(op, key, n), problem)
