@@ -62,6 +62,8 @@ class Unit:
     bug: str
     step: str
     run: Callable[[], Any]
+    #: What ``bug`` names, in the message of a unit that gave up.
+    kind: str = "planted bug"
 
 
 @dataclass
@@ -87,7 +89,7 @@ class UnitOutcome:
     def message(self) -> str:
         """The line that names the bug and the step, for a unit that gave up. O(1)."""
         return (
-            f"planted bug {self.unit.bug}, step {self.unit.step}: gave up after "
+            f"{self.unit.kind} {self.unit.bug}, step {self.unit.step}: gave up after "
             f"{self.seconds:.1f} s / {self.megabytes:.0f} MB ({self.stopped})"
         )
 

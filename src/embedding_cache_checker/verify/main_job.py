@@ -38,7 +38,7 @@ The steps are named once, in ``step_names``; each has its runner in
 them.
 
 The CI steps run in two lanes beside each other (``LANES``): conformance, planted
-and linearizability (mostly the replay, in this process) in one; tlc, traces and
+and linearizability (mostly the replay, in forked children) in one; tlc, traces and
 crosshair (mostly TLC's and CrossHair's child processes) in the other. The planted
 step reads the graphs conformance dumped, so the two are in one lane, in order. The
 nightly extra steps run after both lanes, alone. ``--sequential`` runs every step

@@ -1,12 +1,14 @@
 """The main job's model steps: ``tlc`` (the manifest's models of the chosen policies and of
 the shared core meet their expectations) and ``conformance`` (each policy's replay models'
-state graphs replayed on the code running that policy)."""
+state graphs replayed on the code running that policy). Each replay runs in a forked child
+(``bounded.run_bounded``), so that the pure-Python replay has a core of its own."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +19,7 @@ from ..tlc.jar import locate_jar, locate_java, tlc_version
 from ..tlc.manifest import Model, default_models, load_manifest
 from ..tlc.runner import ModelResult, run_model
 from .alloc_rule import check_rule
+from .bounded import Limits, Unit, run_bounded
 from .config_override import overridden_tla_dir
 from .graph_dump import DumpedModel, dump_state_graph, model_files
 from .lease_replay import replay_any_graph
@@ -29,6 +32,9 @@ if TYPE_CHECKING:
 
 #: Seconds the dump of a model cut deeper than its config may take (TLC is killed then).
 DEEP_DUMP_TIMEOUT = 3600.0
+#: A safety net for one replay of the real code in its child, not a budget: the deep
+#: replay's largest graph, and the memory its reached states hold.
+REPLAY_LIMITS = Limits(seconds=DEEP_DUMP_TIMEOUT, megabytes=16384)
 
 
 # ---------------------------------------------------------------- tlc
@@ -174,7 +180,8 @@ def _replay_one(
     """Replay one dumped graph on the code running ``policy``, and report it."""
     overridden = not full and job.options.profile.replay_depth is not None
     start = time.monotonic()
-    result = replay_any_graph(
+    replay = partial(
+        replay_any_graph,
         dump.graph,
         dump.keys,
         dump.num_blocks,
@@ -182,6 +189,12 @@ def _replay_one(
         policy=policy_factory(policy, dump.policy_params),
         rule=dump.rule,
     )
+    # In a forked child: the replay is pure Python, and in this process it would share
+    # one interpreter lock with the other lane's steps and the next graph's parse.
+    [done] = run_bounded([Unit(name, f"conformance [{policy}]", replay, "model")], REPLAY_LIMITS)
+    if done.gave_up or done.error is not None:
+        raise RuntimeError(done.message if done.gave_up else f"replay of {name}: {done.error}")
+    result = done.value
     seconds = time.monotonic() - start
     job.report.replays.append(
         ReplayRun(policy, name, result, full, dump.tlc_seconds, seconds, depth, overridden)

@@ -11,17 +11,20 @@ traces) is a unit of ``bounded.run_bounded``: a child process stopped past
 ``PLANTED_LIMITS``, whose link then fails with "planted bug NAME, step STEP: gave up
 after S s / M MB" (a bug whose link gives up is not caught). TLC validates the
 recorded traces in this process, with the real policy's spec: no code of the bug runs
-outside a child.
+outside a child. The CrossHair link (its workers are child processes) runs beside the
+other two, from a thread; its findings are recorded after theirs, so a result's notes
+keep one order.
 """
 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING
 
 from .bounded import Limits, Unit, UnitOutcome, run_bounded
-from .crosshair_check import planted_jobs, run_crosshair
+from .crosshair_check import CrosshairResult, planted_jobs, run_crosshair
 from .graph_dump import DumpedModel, dump_state_graph
 from .planted import for_policy
 from .planted_recording import planted_recordings
@@ -115,8 +118,9 @@ def _traces_link(job: Job, results: Results, limits: Limits) -> None:
     report.seconds["planted_traces"] = time.monotonic() - start
 
 
-def _crosshair_link(job: Job, results: Results) -> None:
-    """CrossHair on every planted bug of the chosen policies."""
+def _crosshair_run(job: Job) -> CrosshairResult | None:
+    """CrossHair on every planted bug of the chosen policies (its workers are child
+    processes); None, with the failure reported, if it could not run."""
     options, report = job.options, job.report
     start = time.monotonic()
     try:
@@ -125,8 +129,13 @@ def _crosshair_link(job: Job, results: Results) -> None:
         )
     except Exception as exc:
         report.fail(None, "planted", f"CrossHair: {type(exc).__name__}: {exc}")
-        return
+        return None
     report.seconds["planted_crosshair"] = time.monotonic() - start
+    return crosshair
+
+
+def _crosshair_link(results: Results, crosshair: CrosshairResult) -> None:
+    """Record what CrossHair found for each planted bug."""
     gave_up = crosshair.gave_up()
     for (policy, name), found in crosshair.caught().items():
         outcome = results[(policy, name)]
@@ -167,7 +176,13 @@ def run_planted(job: Job, limits: Limits = PLANTED_LIMITS) -> None:
     for policy in job.options.policies:
         for bug in for_policy(policy):
             results[(policy, bug.name)] = PlantedResult(bug.name, policy, bug.kind, bug.transition)
-    _replay_link(job, results, limits)
-    _traces_link(job, results, limits)
-    _crosshair_link(job, results)
+    # CrossHair's workers are child processes: they run beside the replay and the trace
+    # recording (children too), so the step ends with the longer of the two, not their sum.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="planted-crosshair") as pool:
+        crosshair = pool.submit(_crosshair_run, job)
+        _replay_link(job, results, limits)
+        _traces_link(job, results, limits)
+        found = crosshair.result()
+    if found is not None:
+        _crosshair_link(results, found)
     _settle(job, results)
