@@ -7,6 +7,7 @@ import os
 import shutil
 
 import pytest
+from cores import tlc_workers
 
 from embedding_cache_checker.tlc.jar import locate_jar, locate_java
 from embedding_cache_checker.tlc.manifest import Model, default_models
@@ -37,7 +38,7 @@ def test_every_default_model_is_checked_here_or_by_repro() -> None:
 
 @pytest.mark.parametrize("model", FAST, ids=[m.name for m in FAST])
 def test_model_meets_expectation(model: Model) -> None:
-    result = run_model(model, TLA_DIR, locate_java(), locate_jar(), workers=os.cpu_count() or 1)
+    result = run_model(model, TLA_DIR, locate_java(), locate_jar(), workers=tlc_workers())
     assert result.result == model.expect, result.raw_output[-3000:]
     assert result.ok, result.note
     if model.expect != "pass":

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cores import tlc_workers
 
 from embedding_cache import EVICTION_POLICIES, Doorkeeper, transitions
 from embedding_cache.errors import CacheError
@@ -522,7 +523,7 @@ def _dump(tla_dir: Path, model: str) -> DumpedModel:
     spec = model_files(tla_dir, model)[0]
     if not (tla_dir / spec).is_file():
         pytest.fail(f"tla/{spec} is missing: the root of replay model {model} (tla/models.json)")
-    return dump_state_graph(tla_dir, model)
+    return dump_state_graph(tla_dir, model, tlc_workers())
 
 
 @pytest.fixture(scope="module")
