@@ -70,7 +70,7 @@ def test_a_runaway_bug_gives_up_naming_the_bug_and_the_step(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(step_planted, "for_policy", lambda _policy, _layer=None: (RUNAWAY,))
-    monkeypatch.setattr(step_planted, "_crosshair_link", lambda _job, _results: None)
+    monkeypatch.setattr(step_planted, "_crosshair_run", lambda _job: None)
     options = VerifyOptions(tla_dir=find_tla_dir(), steps=("planted",), policies=("fifo",))
     messages: list[str] = []
     job = Job(options, VerifyReport(policies=("fifo",)), messages.append)
