@@ -17,7 +17,9 @@ copying them), at most ``workers`` at a time, and is stopped when it exceeds its
   would raise ``MemoryError`` instead, which code under test may catch and report as
   an ordinary result, such as a replay mismatch).
 
-A unit's result travels back pickled through a pipe. Every outcome records the
+The conformance step runs each replay of the real code here too (``step_models``),
+for a core of its own: the main job's lanes are threads of one process. A unit's
+result travels back pickled through a pipe. Every outcome records the
 unit's wall seconds and peak memory growth. Fork is POSIX-only; the parent forks
 from the thread that calls ``run_bounded``.
 """
