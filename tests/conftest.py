@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from fast_tier import in_fast_tier
 from hypothesis import settings
+from main_job_tier import in_main_job_tier
 
 #: The bench's tests (``_bench_heap_frozen``).
 BENCH_TESTS = Path(__file__).resolve().parent / "bench"
@@ -56,9 +57,13 @@ def _bench_heap_frozen(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.hookimpl(tryfirst=True)  # before -m chooses the items
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Mark the fast tier's tests ``fast`` (tests/fast_tier.py), for ``-m fast``."""
+    """Mark the fast tier's tests ``fast`` (tests/fast_tier.py), for ``-m fast``, and the
+    main job's tier ``main_job`` (tests/main_job_tier.py), which the README's test
+    command leaves out (``-m "not main_job"``)."""
     if in_fast_tier(item.nodeid):
         item.add_marker(pytest.mark.fast)
+    if in_main_job_tier(item.nodeid):
+        item.add_marker(pytest.mark.main_job)
 
 
 @pytest.hookimpl(trylast=True)  # after -k / --deselect have chosen the items
