@@ -4,8 +4,9 @@
 marked ``fast`` at collection (tests/conftest.py): each layer's cheapest test that
 still runs the layer's own machinery (a TLC model, a replay of a state graph, a trace
 TLC validates, a CrossHair search, a planted bug caught, a checked build). Whatever
-the tier runs, the README's full test command and ``embedding-cache verify`` run too;
-the tier only orders it first. Its run time: docs/MEASURED.md, "The fast tier".
+the tier runs, the README's test command and ``embedding-cache verify`` run too (the
+main job's tier, tests/main_job_tier.py, never takes a test of this one); the tier
+only orders it first. Its run time: docs/MEASURED.md, "The fast tier".
 
 A node id names one test, or, without a ``[...]`` suffix, every parametrisation of
 it. tests/test_fast_tier.py holds the list true: every layer has an entry, and each
