@@ -172,3 +172,11 @@ def test_a_copied_stack_is_independent() -> None:
     assert type(twin) is FreeStack and twin == stack
     assert twin.take(2) == (3, 4)
     assert list(stack) == [0, 1, 2, 3, 4]
+
+
+def test_an_empty_stack_has_a_run_of_zero_ids_and_takes_it() -> None:
+    """HasRun(0) holds on any pool, an empty one too: ``take_run(0)`` gives (), not None
+    (``if n < 0`` would search the empty stack and find nothing)."""
+    stack = FreeStack()
+    assert stack.has_run(0) and stack.take_run(0) == () and stack == []
+    assert stack.take_run(1) is None
