@@ -5,15 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from fast_tier import FAST_TIER, fast_ids, in_fast_tier
-
-ROOT = Path(__file__).resolve().parent.parent
-#: A plain pytest child: no xdist, no cache, and never the build matrix.
-PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist")
+from pytest_child import NO_MATRIX, PYTEST, ROOT, collected
 
 #: The layers README.md promises the tier runs (issue 26, "Feedback in minutes").
 LAYERS = (
@@ -53,18 +48,10 @@ def test_each_entry_is_collected_and_marked_fast() -> None:
     """``pytest --collect-only -m fast`` of the tier's files finds each entry (a renamed
     test or a changed parameter fails here, not silently in the tier)."""
     files = sorted({i.split("::")[0] for i in fast_ids()})
-    proc = subprocess.run(
-        [*PYTEST, "--collect-only", "-m", "fast", *files],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EMBEDDING_CACHE_BUILD_MATRIX_CHILD": "1"},
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    collected = [line for line in proc.stdout.splitlines() if "::" in line]
+    tier = collected("-m", "fast", *files)
     for entry in fast_ids():
         assert any(
-            c == entry or c.startswith(entry + "[") or c.startswith(entry + "::") for c in collected
+            c == entry or c.startswith(entry + "[") or c.startswith(entry + "::") for c in tier
         ), f"the fast tier names {entry}, which is not collected"
 
 
@@ -79,11 +66,7 @@ def test_the_checked_build_reports_a_planted_bug(request: pytest.FixtureRequest)
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={
-            **os.environ,
-            "EMBEDDING_CACHE_CHECKED": "1",
-            "EMBEDDING_CACHE_BUILD_MATRIX_CHILD": "1",
-        },
+        env={**os.environ, "EMBEDDING_CACHE_CHECKED": "1", **NO_MATRIX},
     )
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -4,34 +4,14 @@ by CI after the README's test command."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 from fast_tier import fast_ids
 from main_job_tier import MAIN_JOB_TIER, MODEL_CHECK, in_main_job_tier
 from main_job_tier import REPLAY as REPLAY_FILE
+from pytest_child import ROOT, collected
 
 from embedding_cache_checker.verify.step_names import STEPS
 
-ROOT = Path(__file__).resolve().parent.parent
-#: A plain pytest child: no xdist, no cache, and never the build matrix.
-PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist")
 REPLAY = f"{REPLAY_FILE}::test_each_policy_replays_its_model_on_the_real_code"
-
-
-def _collected(*args: str) -> list[str]:
-    """The node ids ``pytest --collect-only`` finds with ``args``."""
-    proc = subprocess.run(
-        [*PYTEST, "--collect-only", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EMBEDDING_CACHE_BUILD_MATRIX_CHILD": "1"},
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return [line for line in proc.stdout.splitlines() if "::" in line]
 
 
 def test_each_entry_names_a_step_of_the_main_job() -> None:
@@ -54,11 +34,11 @@ def test_the_marker_splits_the_files_and_keeps_the_fast_tier_in_the_command() ->
     the fast tier's TLC models and MCSmoke's replay (a renamed test or parameter fails
     here, not silently in CI)."""
     files = sorted({i.split("::")[0] for i in MAIN_JOB_TIER})
-    tier = _collected("-m", "main_job", *files)
+    tier = collected("-m", "main_job", *files)
     for entry in MAIN_JOB_TIER:
         assert any(c.startswith(entry + "[") or c == entry for c in tier), entry
     assert all(in_main_job_tier(c) for c in tier)
-    rest = _collected("-m", "not main_job", *files)
+    rest = collected("-m", "not main_job", *files)
     assert rest and not any(in_main_job_tier(c) for c in rest)
     fast_models = [i for i in fast_ids() if i.startswith(MODEL_CHECK)]
     assert fast_models and set(fast_models) <= set(rest)
