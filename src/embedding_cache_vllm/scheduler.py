@@ -24,6 +24,19 @@ consumer's sessions are polled every step (``build_connector_meta``), not only
 when a request is scheduled. The producer session's grants pin by the cache's
 leases (``LeasedProducerSession``).
 
+vLLM's GPU encoder cache sits in front of the connector (spec/PROTOCOLS.md
+section 4.1): its ``can_allocate`` may evict an item X and the same scheduling
+pass allocate X again as a computed input; vLLM then keeps X's tensor on the
+worker (X is left out of ``free_encoder_mm_hashes``), the worker does not encode
+X again, and it saves only outputs new this step: a save dispatched for X is
+never made. So the plugin mirrors the worker's encoder cache (``worker_keeps``:
+what it holds after each step's metadata) and dispatches a save only for an
+output the worker will really encode: an item it keeps gets no alloc, and when
+the step's metadata is built, a pending save the worker will not make (its item
+kept, or its request's encoder inputs withdrawn) has its not-ready entry
+discarded, before any copy into it can start. An item larger than the whole
+pool is computed without being cached (one warning names ``ec_cpu_bytes``).
+
 Every override and why: docs/VLLM.md.
 """
 
@@ -41,6 +54,9 @@ from vllm.distributed.ec_transfer.ec_connector.cpu.scheduler import ECCPUSchedul
 from vllm.distributed.ec_transfer.ec_connector.cpu.session import (
     _CONSUMER_QUARANTINE_TIMEOUT_S,
     _CONSUMER_READ_TIMEOUT_S,
+)
+from vllm.distributed.ec_transfer.ec_connector.encoder_output_width import (
+    get_encoder_output_width,
 )
 from vllm.logger import init_logger
 
@@ -91,6 +107,18 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
         # mm_hash -> when its entry is discarded: the reads a dead peer's session
         # dropped, in the order of their deadlines (_on_peer_down, _poll_step).
         self._dropped_reads: dict[str, float] = {}
+        #: The mirror of the worker's GPU encoder cache: the items whose tensors it
+        #: holds once it has run the last metadata built (rules in
+        #: ``_reconcile_saves``). Empty until a step's ``SchedulerOutput`` is seen.
+        self.worker_keeps: set[str] = set()
+        # (request id, input index) -> mm_hash of this step's allocated inputs.
+        self._step_inputs: dict[tuple[str, int], str] = {}
+        #: Saves the plugin did not dispatch, or dropped before the worker saw them,
+        #: because the worker would never make them (its tensor kept, or its
+        #: encoder input withdrawn); each such entry was discarded or never made.
+        self.unmade_saves_avoided = 0
+        #: Computed items larger than the whole pool: computed, never cached.
+        self.oversize_items = 0
         self._verified: EmbeddingCache | None = None
         super().__init__(vllm_config)
         self._install_cache()
@@ -204,14 +232,46 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
         return True
 
     def update_state_after_alloc(self, request: Request, index: int) -> None:
-        """A checked hit: its load, from the check's lease. Any other item: upstream's
-        update (the producer side allocs and dispatches the save of a computed item)."""
-        mm_hash = request.mm_features[index].identifier
+        """A checked hit: its load, from the check's lease. An item the worker keeps
+        or one larger than the pool: nothing (the worker will not save it; it cannot
+        be cached). Any other item: upstream's update (the producer side allocs and
+        dispatches the save of a computed item). O(1) beyond upstream's."""
+        feature = request.mm_features[index]
+        mm_hash = feature.identifier
+        self._step_inputs[(request.request_id, index)] = mm_hash
         lease = self._check_leases.pop(mm_hash, None)
         if lease is not None:
             self._dispatch_load(mm_hash, lease)
-        elif mm_hash not in self._pending_loads:
+        elif mm_hash in self._pending_loads:
+            return
+        elif mm_hash in self.worker_keeps and self.cache.get(mm_hash) is None:
+            self.unmade_saves_avoided += 1  # its tensor is on the worker: no new output
+        elif self._is_producer and self._oversize(feature):
+            self.oversize_items += 1
+        else:
             super().update_state_after_alloc(request, index)
+
+    def _oversize(self, feature: Any) -> bool:
+        """Whether ``feature``'s output needs more blocks than the whole pool (then
+        ``alloc`` would raise inside vLLM's scheduler); warns once per scheduler."""
+        rows = feature.mm_position.get_num_embeds()
+        width = get_encoder_output_width(self._vllm_config, feature.modality)
+        needed = self._num_blocks((rows, width))
+        if needed <= self._region.num_blocks:
+            return False
+        if self.oversize_items == 0:
+            pool = self._region.num_blocks * self._region.block_size_bytes
+            logger.warning(
+                "EC producer: mm_hash=%s needs %d bytes (%d blocks), more than the whole "
+                "pool of ec_cpu_bytes=%d (%d blocks); it is computed but not cached. "
+                "Raise ec_cpu_bytes to cache items of this size.",
+                feature.identifier,
+                needed * self._region.block_size_bytes,
+                needed,
+                pool,
+                self._region.num_blocks,
+            )
+        return True
 
     def _dispatch_load(self, mm_hash: str, lease: Lease) -> None:
         if not lease.held:  # it expired within the step: a step longer than the lease
@@ -235,12 +295,46 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
         this step; then upstream's meta; then the step's check leases whose load was
         not dispatched are released, and the loads whose lease has ended are forgotten."""
         self._poll_if_idle()
+        encoded = self._reconcile_saves(scheduler_output)
         meta = super().build_connector_meta(scheduler_output)
+        if encoded is not None:
+            self.worker_keeps.update(encoded, meta.loads)
         for lease in self._check_leases.values():
             lease.release()
         self._check_leases.clear()
         self._forget_ended_loads()
         return meta
+
+    def _reconcile_saves(self, scheduler_output: SchedulerOutput | None) -> set[str] | None:
+        """Drop the pending saves the worker will not make, discarding their
+        not-ready entries; return the items the worker encodes this step.
+
+        The worker (vLLM's V2 model runner) first drops ``free_encoder_mm_hashes``,
+        then copies the step's loads in, encodes each of ``scheduled_encoder_inputs``
+        it does not hold, and saves only the outputs new this step. A pending save of
+        any other item is never made, so its entry would never be ready; discarded
+        here, before the metadata reaches the worker, no copy into it ever starts.
+        ``worker_keeps`` loses the freed items here and gains the step's encoded and
+        loaded ones in ``build_connector_meta``. None (nothing done): no
+        ``SchedulerOutput``. O(the step's encoder inputs + pending saves + frees)."""
+        inputs, self._step_inputs = self._step_inputs, {}
+        if scheduler_output is None:
+            return None
+        self.worker_keeps.difference_update(scheduler_output.free_encoder_mm_hashes)
+        encoded = {
+            inputs[(request_id, index)]
+            for request_id, indices in scheduler_output.scheduled_encoder_inputs.items()
+            for index in indices
+            if (request_id, index) in inputs
+        }
+        encoded -= self.worker_keeps
+        for mm_hash in [k for k in self._pending_saves if k not in encoded]:
+            del self._pending_saves[mm_hash]
+            entry = self.cache.get(mm_hash)
+            if entry is not None and not entry.ready:
+                self.cache.discard(mm_hash)
+            self.unmade_saves_avoided += 1
+        return encoded
 
     def _poll_if_idle(self) -> None:
         """With NIXL on, poll the consumer's sessions (``_poll_step``) unless a request
@@ -287,4 +381,6 @@ class VerifiedECCPUScheduler(ECCPUScheduler):
         self._check_leases.clear()
         self._lease_loads.clear()
         self._dropped_reads.clear()
+        self.worker_keeps.clear()
+        self._step_inputs.clear()
         super().shutdown()

@@ -1,0 +1,181 @@
+"""The engine core's loop around vLLM's real scheduler: ``EngineCore.step`` or
+``EngineCore.step_with_batch_queue`` (``v1/engine/core.py``), with the worker of
+``worker`` in place of the model executor.
+
+- ``Scheduler`` (``async_scheduling=False``): per engine step, ``schedule()``, the
+  worker runs the output, ``update_from_output`` gets its result.
+- ``AsyncScheduler`` (vLLM's default with the V2 runner): the batch queue of two.
+  A step schedules a new batch while the queue has room and there is work, and
+  returns; otherwise it takes the oldest batch's result and runs
+  ``update_from_output``. So step t+1 is scheduled before step t's output is
+  applied.
+
+Before each engine step the stream's arrivals are added (``add_request``) and its
+abort, if any, is made (``finish_requests(..., FINISHED_ABORTED)``), as the
+engine core's input queue does between steps. After the arrival window the loop
+steps on while ``scheduler.has_requests()`` (which asks the EC connector's
+``has_pending_push_work()``: vLLM keeps stepping while it is True), up to
+``idle_limit`` steps: a run that reaches the limit never went idle.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .engine import EngineSettings, build_scheduler
+from .recorder import ConnectorCounts, Recorder
+from .stream import StepEvents, StreamSpec, generate, make_request
+from .worker import Worker, WorkerCounts, WorkerFaults
+
+#: The engine core's batch queue size with async scheduling.
+BATCH_QUEUE_SIZE = 2
+
+
+@dataclass(frozen=True)
+class LoopSpec:
+    """A run: the engine, the stream, the worker's report delays, the drain bound."""
+
+    settings: EngineSettings = field(default_factory=EngineSettings)
+    stream: StreamSpec = field(default_factory=StreamSpec)
+    faults: WorkerFaults = field(default_factory=WorkerFaults)
+    idle_limit: int = 200
+
+
+@dataclass(frozen=True)
+class EndState:
+    """The cache once the loop stopped: what stays held, and whether vLLM idles."""
+
+    never_ready: int
+    never_ready_blocks: int
+    held_entries: int
+    held_blocks: int
+    pending_push_work: bool
+    went_idle: bool
+
+
+@dataclass
+class LoopResult:
+    """A finished run: the connector's and the worker's counts, the end state, the
+    scheduler's time per ``schedule()`` call (seconds) and the scheduler itself."""
+
+    spec: LoopSpec
+    connector: ConnectorCounts
+    worker: WorkerCounts
+    end: EndState
+    engine_steps: int
+    preemptions: int
+    aborted: int
+    schedule_seconds: list[float]
+    scheduler: Any
+
+
+class EngineLoop:
+    """vLLM's scheduler, its recorded connector and the worker, stepped in the
+    engine core's order."""
+
+    def __init__(self, spec: LoopSpec, model_dir: Path) -> None:
+        self.spec = spec
+        self.scheduler = build_scheduler(spec.settings, model_dir)
+        self.recorder = Recorder(self.scheduler.ec_connector)
+        # It stands in the connector's slot and answers as the connector does.
+        self.scheduler.ec_connector = self.recorder  # type: ignore[assignment]
+        self.worker = Worker(spec.settings.ranks, spec.faults)
+        self.requests: dict[str, Any] = {}
+        self.queue: collections.deque[tuple[Any, Any]] = collections.deque()
+        self.schedule_seconds: list[float] = []
+        self.steps = 0
+        self.preemptions = 0
+        self.aborted = 0
+
+    def _schedule(self) -> Any:
+        start = time.perf_counter()
+        output = self.scheduler.schedule()
+        self.schedule_seconds.append(time.perf_counter() - start)
+        self.preemptions += len(output.preempted_req_ids or ())
+        return output, self.worker.execute(output, self.requests)
+
+    def step(self) -> None:
+        """One engine-core step (``step`` or ``step_with_batch_queue``)."""
+        self.steps += 1
+        scheduler = self.scheduler
+        if not self.spec.settings.async_scheduling:
+            if scheduler.has_requests():
+                output, result = self._schedule()
+                scheduler.update_from_output(output, result)
+            return
+        queue = self.queue
+        if scheduler.has_requests():
+            output, result = self._schedule()
+            queue.appendleft((output, result))
+            executed = output.total_num_scheduled_tokens > 0
+            if len(queue) < BATCH_QUEUE_SIZE and (executed or scheduler.has_requests()):
+                return
+        elif not queue:
+            return
+        output, result = queue.pop()
+        scheduler.update_from_output(output, result)
+
+    def arrive(self, events: Any) -> None:
+        """The step's new requests and abort, before the step."""
+        from vllm.v1.request import RequestStatus
+
+        for arrival in events.arrivals:
+            request = make_request(arrival)
+            self.requests[arrival.request_id] = request
+            self.scheduler.add_request(request)
+        if events.abort is not None:
+            live = [r for r in self.requests if not self.requests[r].is_finished()]
+            if live:
+                victim = live[int(events.abort * len(live))]
+                self.scheduler.finish_requests(victim, RequestStatus.FINISHED_ABORTED)
+                self.aborted += 1
+
+    def idle(self) -> bool:
+        return not self.scheduler.has_requests() and not self.queue
+
+    def end_state(self, went_idle: bool) -> EndState:
+        """The held entries now, read through the cache's ``get``. O(keys saved)."""
+        cache = self.recorder.connector.connector_scheduler._cache
+        never_ready = never_ready_blocks = held = held_blocks = 0
+        for key in self.recorder.counts.saved_keys:
+            entry = cache.get(key)
+            if entry is None or entry.evictable:
+                continue
+            held += 1
+            held_blocks += len(entry.block_ids)
+            if not entry.ready:
+                never_ready += 1
+                never_ready_blocks += len(entry.block_ids)
+        pending = bool(self.recorder.connector.has_pending_push_work())
+        return EndState(never_ready, never_ready_blocks, held, held_blocks, pending, went_idle)
+
+
+def run(spec: LoopSpec, model_dir: Path, script: Sequence[StepEvents] | None = None) -> LoopResult:
+    """Feed ``spec``'s stream (or ``script``, a stream written by hand: an empty
+    ``StepEvents`` is a step with no arrival) to the loop, then step until idle (or
+    ``idle_limit`` steps). O(steps x the scheduler's step)."""
+    loop = EngineLoop(spec, model_dir)
+    for events in generate(spec.stream) if script is None else script:
+        loop.arrive(events)
+        loop.step()
+    for _ in range(spec.idle_limit):
+        if loop.idle():
+            break
+        loop.step()
+    end = loop.end_state(loop.idle())
+    return LoopResult(
+        spec,
+        loop.recorder.counts,
+        loop.worker.counts,
+        end,
+        loop.steps,
+        loop.preemptions,
+        loop.aborted,
+        loop.schedule_seconds,
+        loop.scheduler,
+    )
