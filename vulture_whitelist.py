@@ -67,3 +67,15 @@ _.ec_transfer_params
 # frozen heap) and the hook that marks the fast tier's tests.
 _bench_heap_frozen
 pytest_itemcollected
+
+# vLLM reads these settings of the real loop's configs (engine_loop.engine), and the
+# tokenizer and model config transformers saves (engine_loop.model_dir); vLLM's
+# ECConnectorFactory loads the planted connectors by class name (engine_loop.planted).
+_.max_num_encoder_input_tokens
+_.num_gpu_blocks
+_.tensor_parallel_size
+_.distributed_executor_backend
+_.pre_tokenizer
+_.architectures
+NoKeepRuleConnector
+EarlyReleaseConnector

@@ -19,11 +19,11 @@ import pytest
 from real_loop_calls import model_dir
 
 from embedding_cache_checker.engine_loop import (
+    ArrivalSpec,
     EngineSettings,
     LoopResult,
     LoopSpec,
     StepEvents,
-    StreamSpec,
     WorkerFaults,
     run,
     scripted,
@@ -71,6 +71,8 @@ def test_the_two_step_case_is_fixed_in_the_plugin(scheduler: str) -> None:
     result = two_step("plugin", SCHEDULERS[scheduler])
     assert_nothing_leaks(result)
     assert result.connector.saves == 3  # A's X, B's W, C's Y: no save of the kept X
+    plugin = result.scheduler.ec_connector.connector.connector_scheduler
+    assert plugin.unmade_saves_avoided == 1
 
 
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
@@ -117,7 +119,7 @@ def test_a_lease_released_before_the_last_rank_reports_is_caught() -> None:
         ranks=2,
     )
     faults = WorkerFaults(report_delay=(0, 0), other_ranks_delay=(2, 4))
-    stream = StreamSpec(steps=600, catalogue=60, rows=(16, 128), arrivals=(1, 3))
+    stream = ArrivalSpec(steps=600, catalogue=60, rows=(16, 128), arrivals=(1, 3))
     for connector, caught in (("plugin", False), ("plugin-early-release", True)):
         settings = dataclasses.replace(base, connector=connector)
         result = run(LoopSpec(settings, stream, faults, idle_limit=500), model_dir())

@@ -29,20 +29,21 @@ package is the loop the plugin's claims are measured on.
 
 from __future__ import annotations
 
-from .engine import CONNECTORS, INSTALL_COMMAND, EngineSettings, VllmMissingError, require_vllm
-from .loop import EndState, LoopResult, LoopSpec, run
-from .stream import StepEvents, StreamSpec, scripted
+from ..engine.stubs import INSTALL_COMMAND, VllmMissingError
+from .engine import CONNECTORS, EngineSettings, require_vllm
+from .loop import LoopEndState, LoopResult, LoopSpec, run
+from .stream import ArrivalSpec, StepEvents, scripted
 from .worker import WorkerFaults
 
 __all__ = [
     "CONNECTORS",
     "INSTALL_COMMAND",
-    "EndState",
+    "ArrivalSpec",
     "EngineSettings",
+    "LoopEndState",
     "LoopResult",
     "LoopSpec",
     "StepEvents",
-    "StreamSpec",
     "VllmMissingError",
     "WorkerFaults",
     "require_vllm",

@@ -30,14 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from embedding_cache_vllm.version import SUPPORTED_VLLM_VERSION
 
+from ..engine.stubs import INSTALL_COMMAND, VllmMissingError
 from .model_dir import HIDDEN, write_model_dir
 
 if TYPE_CHECKING:
     from vllm.config import VllmConfig
     from vllm.v1.core.sched.scheduler import Scheduler
 
-#: How to install what the real loop drives.
-INSTALL_COMMAND = f"pip install -e '.[vllm]'  (vllm=={SUPPORTED_VLLM_VERSION}, with torch)"
 #: Tokens per KV block (vLLM's default block size).
 KV_BLOCK_TOKENS = 16
 #: Bytes per EC row: the encoder output's width in float16.
@@ -53,10 +52,6 @@ CONNECTORS: dict[str, tuple[str, str | None]] = {
         "embedding_cache_checker.engine_loop.planted",
     ),
 }
-
-
-class VllmMissingError(RuntimeError):
-    """vLLM (or torch) cannot be imported; the message names the install command."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..engine.figures import plugin_options
 from .engine import EngineSettings
-from .stream import StepEvents, StreamSpec, scripted
+from .stream import ArrivalSpec, StepEvents, scripted
 
 #: The engine of the matrix (its connector and options set per run).
 MATRIX_SETTINGS = EngineSettings(
@@ -28,7 +28,7 @@ MATRIX_SETTINGS = EngineSettings(
     kv_blocks=120,
 )
 #: The stream of the matrix: 2,000 steps of arrivals, then the drain.
-MATRIX_STREAM = StreamSpec(steps=2_000, arrivals=(0, 3))
+MATRIX_STREAM = ArrivalSpec(steps=2_000, arrivals=(0, 3))
 
 #: The two-step case: EC pool 180 rows, GPU encoder cache 200, compute budget 512.
 TWO_STEP_SETTINGS = EngineSettings(
@@ -78,5 +78,9 @@ def counts(result: Any) -> dict[str, Any]:
         "idle": e.went_idle,
         "preemptions": result.preemptions,
         "checked_not_scheduled": c.checked_not_scheduled,
+        "updates": c.updates,
+        "frees": c.frees,
+        "finished": c.finished,
+        "ensure_calls": c.ensure_calls,
         "engine_steps": result.engine_steps,
     }

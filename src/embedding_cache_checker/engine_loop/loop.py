@@ -29,8 +29,8 @@ from typing import Any
 
 from .engine import EngineSettings, build_scheduler
 from .recorder import ConnectorCounts, Recorder
-from .stream import StepEvents, StreamSpec, generate, make_request
-from .worker import Worker, WorkerCounts, WorkerFaults
+from .stream import ArrivalSpec, StepEvents, generate, make_request
+from .worker import V2Worker, WorkerCounts, WorkerFaults
 
 #: The engine core's batch queue size with async scheduling.
 BATCH_QUEUE_SIZE = 2
@@ -41,13 +41,13 @@ class LoopSpec:
     """A run: the engine, the stream, the worker's report delays, the drain bound."""
 
     settings: EngineSettings = field(default_factory=EngineSettings)
-    stream: StreamSpec = field(default_factory=StreamSpec)
+    stream: ArrivalSpec = field(default_factory=ArrivalSpec)
     faults: WorkerFaults = field(default_factory=WorkerFaults)
     idle_limit: int = 200
 
 
 @dataclass(frozen=True)
-class EndState:
+class LoopEndState:
     """The cache once the loop stopped: what stays held, and whether vLLM idles."""
 
     never_ready: int
@@ -66,11 +66,14 @@ class LoopResult:
     spec: LoopSpec
     connector: ConnectorCounts
     worker: WorkerCounts
-    end: EndState
+    end: LoopEndState
     engine_steps: int
     preemptions: int
     aborted: int
     schedule_seconds: list[float]
+    #: How many of ``schedule_seconds`` fell in the arrival window (the rest: the
+    #: drain, whose length differs between connectors: a leak never drains).
+    window_calls: int
     scheduler: Any
 
 
@@ -84,10 +87,11 @@ class EngineLoop:
         self.recorder = Recorder(self.scheduler.ec_connector)
         # It stands in the connector's slot and answers as the connector does.
         self.scheduler.ec_connector = self.recorder  # type: ignore[assignment]
-        self.worker = Worker(spec.settings.ranks, spec.faults)
+        self.worker = V2Worker(spec.settings.ranks, spec.faults)
         self.requests: dict[str, Any] = {}
         self.queue: collections.deque[tuple[Any, Any]] = collections.deque()
         self.schedule_seconds: list[float] = []
+        self.window_calls = 0
         self.steps = 0
         self.preemptions = 0
         self.aborted = 0
@@ -138,7 +142,7 @@ class EngineLoop:
     def idle(self) -> bool:
         return not self.scheduler.has_requests() and not self.queue
 
-    def end_state(self, went_idle: bool) -> EndState:
+    def end_state(self, went_idle: bool) -> LoopEndState:
         """The held entries now, read through the cache's ``get``. O(keys saved)."""
         cache = self.recorder.connector.connector_scheduler._cache
         never_ready = never_ready_blocks = held = held_blocks = 0
@@ -152,7 +156,22 @@ class EngineLoop:
                 never_ready += 1
                 never_ready_blocks += len(entry.block_ids)
         pending = bool(self.recorder.connector.has_pending_push_work())
-        return EndState(never_ready, never_ready_blocks, held, held_blocks, pending, went_idle)
+        return LoopEndState(never_ready, never_ready_blocks, held, held_blocks, pending, went_idle)
+
+    def result(self) -> LoopResult:
+        """The run so far, with the end state read now."""
+        return LoopResult(
+            self.spec,
+            self.recorder.counts,
+            self.worker.counts,
+            self.end_state(self.idle()),
+            self.steps,
+            self.preemptions,
+            self.aborted,
+            self.schedule_seconds,
+            self.window_calls or len(self.schedule_seconds),
+            self.scheduler,
+        )
 
 
 def run(spec: LoopSpec, model_dir: Path, script: Sequence[StepEvents] | None = None) -> LoopResult:
@@ -163,19 +182,9 @@ def run(spec: LoopSpec, model_dir: Path, script: Sequence[StepEvents] | None = N
     for events in generate(spec.stream) if script is None else script:
         loop.arrive(events)
         loop.step()
+    loop.window_calls = len(loop.schedule_seconds)
     for _ in range(spec.idle_limit):
         if loop.idle():
             break
         loop.step()
-    end = loop.end_state(loop.idle())
-    return LoopResult(
-        spec,
-        loop.recorder.counts,
-        loop.worker.counts,
-        end,
-        loop.steps,
-        loop.preemptions,
-        loop.aborted,
-        loop.schedule_seconds,
-        loop.scheduler,
-    )
+    return loop.result()

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class StreamSpec:
+class ArrivalSpec:
     """Everything a stream is generated from."""
 
     steps: int = 2_000
@@ -66,7 +66,7 @@ class StepEvents:
     abort: float | None
 
 
-def catalogue(spec: StreamSpec) -> tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
+def catalogue(spec: ArrivalSpec) -> tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
     """Keys by popularity rank, their rows, the Zipf cumulative weights. O(catalogue)."""
     rng = random.Random(f"{spec.seed}:catalogue")
     low, high = spec.rows
@@ -80,7 +80,7 @@ def catalogue(spec: StreamSpec) -> tuple[tuple[str, ...], tuple[int, ...], tuple
 
 
 def _prompt(
-    rng: random.Random, spec: StreamSpec, items: list[tuple[str, int]]
+    rng: random.Random, spec: ArrivalSpec, items: list[tuple[str, int]]
 ) -> tuple[tuple[int, ...], tuple[tuple[str, int, int], ...]]:
     tokens: list[int] = []
     placed: list[tuple[str, int, int]] = []
@@ -96,7 +96,7 @@ def _prompt(
     return tuple(tokens), tuple(placed)
 
 
-def generate(spec: StreamSpec) -> list[StepEvents]:
+def generate(spec: ArrivalSpec) -> list[StepEvents]:
     """The stream: per step of the arrival window, its events. O(steps x items)."""
     keys, rows, cumulative = catalogue(spec)
     total = cumulative[-1]

@@ -82,7 +82,7 @@ class WorkerCounts:
     never_made_keys: list[str] = field(default_factory=list, repr=False)
 
 
-class Worker:
+class V2Worker:
     """The V2 model runner's encoder cache and EC copies, over ``ranks`` ranks.
     ``execute`` is O(the step's items + the copies in flight x their blocks)."""
 
