@@ -17,7 +17,7 @@ block contiguity (``contiguity``, on compare.py's op mix: ``shared_mix``),
 speed (``seed_speed``) and per-op cost against pool size (``scale``).
 ``connector_report`` runs ``bench --connector`` (the engine's protocol on the
 cache, ``connector``); ``real_scheduler_report`` runs ``bench --vllm``: vLLM's
-own EC scheduler per pool (``real_scheduler``, on ``engine``'s harness).
+real engine loop per pool (``real_scheduler``, on ``engine_loop``).
 This is a benchmark for users, not a test: nothing here asserts a speed.
 
 Its own package, beside the checker rather than inside it: it uses the

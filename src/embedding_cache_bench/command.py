@@ -111,14 +111,15 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "hits), pin_if_ready at check, and a lease at check (if the build has leases); "
             f"--requests (default {connector_report.DEFAULT_REQUESTS:,}), --warmup (default "
             f"{connector_report.DEFAULT_WARMUP:,}), --seed, --jobs as --policies. "
-            "--vllm: vLLM 0.33's real ECCPUScheduler (the [vllm] extra) driven on CPU, per "
-            "--pool-bytes pool (blocks = bytes / (--hidden-size x --dtype-bytes)): upstream's "
-            "class and the project's cache (every policy x stack, extents, extents + contiguity "
-            "4, doorkeeper) in vLLM's order, beside the plugin (the safe order), on one seeded "
-            f"stream of --steps steps (default {real_scheduler.DEFAULT_STEPS:,}): loads, checked "
-            "hits lost, entries never ready and their blocks, blocks held, and the scheduler's "
-            "median and p99 time per step over upstream's; one process per pool (--jobs). "
-            "A few minutes with the defaults."
+            "--vllm: vLLM 0.33's real engine loop (the [vllm] extra) on CPU: its engine-core "
+            "AsyncScheduler (--sync: Scheduler), GPU encoder cache, KV cache and chunked "
+            "prefill, per --pool-bytes pool (blocks = bytes / (--hidden-size x --dtype-bytes)): "
+            "upstream's EC connector beside the plugin (every policy x stack, extents, extents + "
+            "contiguity 4, doorkeeper), on one seeded stream of --steps steps of arrivals "
+            f"(default {real_scheduler.DEFAULT_STEPS:,}): loads, checked hits lost, saves never "
+            "made, entries never ready and their blocks, blocks held, whether the engine goes "
+            "idle, and schedule()'s median and p99 time over upstream's; one process per pool "
+            "(--jobs)."
         ),
     )
     parser.add_argument(

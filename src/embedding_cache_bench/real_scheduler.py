@@ -1,46 +1,47 @@
-"""``bench --vllm``: vLLM 0.33's real EC scheduler per pool, upstream's order beside the plugin.
+"""``bench --vllm``: vLLM 0.33's real engine loop per pool, upstream's connector beside the plugin.
 
 For each pool, given in bytes as vLLM's ``ec_cpu_bytes``, the rows of
-``engine.figures.leak_runs`` (vLLM's ``ECCPUScheduler`` with upstream's class;
-then per policy x configuration the project's cache inside that unchanged
-scheduler, vLLM's order, and the plugin's ``VerifiedECCPUScheduler``, the safe
-order) serve one seeded request stream (``engine.stream``) through the
-harness's engine (``engine.run.Engine``). A block holds one row of an item's
-encoder output, so a pool of B bytes has B / (hidden size x dtype size)
-blocks: 1 GiB at hidden 4,096 in bf16 (8 KiB a row) is 131,072 blocks. The
-catalogue grows with the pool (``CATALOGUE_ITEMS`` per ``CATALOGUE_BLOCKS``
-blocks: the harness's 131,072-block stream, about 4.4 pools' worth of rows),
-so every pool is under the same pressure; a fixed catalogue would fit in the
-larger pool, which would then evict, and lose, nothing.
+``engine_loop.figures.matrix_runs`` (upstream's ``ECCPUConnector``; then the
+plugin per policy x configuration) each drive vLLM's own engine-core scheduler
+(``AsyncScheduler`` by default, ``Scheduler`` with ``--sync``) through the real
+loop (``embedding_cache_checker.engine_loop``: the GPU encoder cache, KV cache,
+chunked prefill, preemption, aborts and the V2 worker's rules) on one seeded
+stream. A block holds one row of an item's encoder output, so a pool of B bytes
+has B / (hidden size x dtype size) blocks: 1 GiB at hidden 4,096 in bf16 (8 KiB a
+row) is 131,072 blocks (the loop's own model has a narrower row; only the block
+count matters). The catalogue grows with the pool (``CATALOGUE_ITEMS`` per
+``CATALOGUE_BLOCKS`` blocks, about 4.4 pools' worth of rows), so every pool is
+under the same pressure; a fixed catalogue would fit in the larger pool, which
+would then evict, and lose, nothing.
 
 The counts are deterministic. The time: a pool's engines step in lockstep in
-one process, in an order that rotates each step (``rounds.rotated``), so a
-burst of machine noise reaches them all alike; per engine and step it is the
-scheduler's own calls (the engine's ``step_seconds``). The collector runs
-between steps only, and a step in which the process was descheduled (its wall
-time exceeds its CPU time by more than ``DESCHEDULED_SECONDS``) is left out of
-the time figures. They are reported as median and p99 over upstream's row's:
-ratios, never absolute claims. Pools run in ``--jobs`` processes.
+one process, in an order that rotates each step (``engine_loop.report.lockstep``),
+so a burst of machine noise reaches them all alike; per engine it is
+``schedule()``'s time per call in the arrival window (the drain differs: a leak
+never drains), the calls in which the process was descheduled left out. They are
+reported as median and p99 over upstream's row's: ratios, never absolute claims.
+Pools run in ``--jobs`` processes.
 """
 
 from __future__ import annotations
 
-import gc
+import dataclasses
 import math
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from embedding_cache_checker.engine.figures import leak_runs
-from embedding_cache_checker.engine.run import Engine, EngineSpec
-from embedding_cache_checker.engine.stream import StreamSpec, steps
-from embedding_cache_checker.engine.stubs import Settings, require_vllm
+from embedding_cache_checker.engine_loop import ArrivalSpec, EngineSettings, require_vllm
+from embedding_cache_checker.engine_loop.figures import matrix_runs
+from embedding_cache_checker.engine_loop.loop import DESCHEDULED_SECONDS
+from embedding_cache_checker.engine_loop.model_dir import write_model_dir
+from embedding_cache_checker.engine_loop.report import lockstep, timed
 from embedding_cache_vllm.version import SUPPORTED_VLLM_VERSION
-
-from .rounds import rotated
 
 #: Byte units, by lower-case name.
 UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
@@ -49,19 +50,23 @@ DEFAULT_POOLS = (1 << 30, 4 << 30)
 #: A row of the encoder output by default: hidden 4,096 in bf16 (8 KiB).
 DEFAULT_HIDDEN_SIZE = 4_096
 DEFAULT_DTYPE_BYTES = 2
-#: Steps per pool by default. Upstream's row at 1 GiB fills the pool by step ~90 and
-#: loses ~2.5 checked hits per 1,000 steps; at 4 GiB by step ~400, and ~5 times fewer
-#: per step (a lost hit must be one of its step's few victims, among 4 times the
-#: entries): 6,000 steps show both leaks, in a few minutes (docs/MEASURED.md,
-#: "vLLM's real scheduler at 1 GiB and 4 GiB").
-DEFAULT_STEPS = 6_000
+#: Steps of arrivals per pool by default (then each engine drains).
+DEFAULT_STEPS = 2_000
 #: The catalogue scales with the pool: this many items per this many blocks.
 CATALOGUE_ITEMS = 1_000
 CATALOGUE_BLOCKS = 131_072
-#: A step whose wall time exceeds its CPU time by more than this was descheduled.
-DESCHEDULED_SECONDS = 50e-6
-#: The collector runs every this many steps, between steps.
-COLLECT_EVERY = 200
+#: The engine of every pool (its EC pool, connector and options set per run): vLLM's
+#: default step of 8,192 tokens, a GPU encoder cache of as many embeddings, 64
+#: sequences, 1,024 KV blocks of 16 tokens (prompts of up to three 2,048-row items
+#: make it preempt now and then).
+ENGINE = EngineSettings(
+    encoder_cache_size=8_192,
+    encoder_compute_budget=8_192,
+    max_num_batched_tokens=8_192,
+    max_num_seqs=64,
+    kv_blocks=1_024,
+    max_model_len=16_384,
+)
 
 
 def bytes_text(size: int) -> str:
@@ -84,39 +89,12 @@ class Pool:
 
     pool_bytes: int
     row_bytes: int
-    stream: StreamSpec
+    stream: ArrivalSpec
+    async_scheduling: bool = True
 
     @property
     def blocks(self) -> int:
         return self.pool_bytes // self.row_bytes
-
-
-def lockstep(engines: Sequence[Engine], stream: StreamSpec) -> list[list[bool]]:
-    """Every engine through ``stream``, step by step together, then its drain.
-
-    Step ``i`` runs the engines in their order rotated by ``i``; the collector
-    runs between steps only. Returns per engine, per step, whether the process
-    was descheduled during its step. O(engines x stream).
-    """
-    descheduled: list[list[bool]] = [[] for _ in engines]
-    order = list(range(len(engines)))
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for index, requests in enumerate(steps(stream)):
-            if index % COLLECT_EVERY == 0:
-                gc.collect()
-            for at in rotated(order, index):
-                wall, cpu = time.perf_counter(), time.thread_time()
-                engines[at].step(index, requests)
-                gap = (time.perf_counter() - wall) - (time.thread_time() - cpu)
-                descheduled[at].append(gap > DESCHEDULED_SECONDS)
-    finally:
-        if collecting:
-            gc.enable()
-    for engine in engines:
-        engine.drain()
-    return descheduled
 
 
 def p99(samples: Sequence[float]) -> float:
@@ -143,39 +121,47 @@ def _times(timed: Sequence[float], upstream: dict[str, Any] | None) -> dict[str,
 
 
 def measure_pool(pool: Pool) -> dict[str, Any]:
-    """Every row of ``leak_runs`` on ``pool``, in lockstep; a JSON-ready dict.
+    """Every row of ``matrix_runs`` on ``pool``, in lockstep; a JSON-ready dict.
 
-    O(rows x (blocks + stream)); vLLM imported if it is not yet (~20 s).
+    O(rows x stream x the scheduler's step); vLLM imported if it is not yet.
     """
     started = time.perf_counter()
-    settings = Settings(num_blocks=pool.blocks)
-    runs = leak_runs()
-    engines = [Engine(EngineSpec(pool.stream, settings, choice)) for _, _, choice in runs]
-    descheduled = lockstep(engines, pool.stream)
+    engine = dataclasses.replace(ENGINE, ec_blocks=pool.blocks)
+    runs = [
+        (label, dataclasses.replace(s, **_engine_fields(engine)))
+        for label, s in matrix_runs(pool.async_scheduling)
+    ]
+    model_dir = write_model_dir(Path(tempfile.mkdtemp(prefix="embedding-cache-llava-")))
+    results = lockstep(runs, pool.stream, model_dir)
     rows: list[dict[str, Any]] = []
-    for (scheduler, cache, choice), engine, skipped in zip(runs, engines, descheduled, strict=True):
-        c, end = engine.counters, engine.end_state()
-        timed = [s for s, out in zip(c.step_seconds, skipped, strict=True) if not out]
+    for label, result in results:
+        c, w, end = result.connector, result.worker, result.end
+        times = timed(result)
+        upstream = label == "upstream"
         rows.append(
             {
-                "scheduler": scheduler,
-                "cache": cache,
-                "kind": choice.kind,
-                "options": dict(choice.options),
+                "scheduler": "upstream" if upstream else "plugin",
+                "cache": "upstream's" if upstream else label,
+                "kind": "upstream" if upstream else "plugin",
+                "options": dict(result.spec.settings.cache_options),
                 "checks": c.checks,
                 "hits": c.hits,
                 "loads": c.loads,
                 "checked_hits_lost": c.checked_hits_lost,
                 "saves": c.saves,
-                "saves_never_made": c.saves_never_made,
-                "reused_in_flight": c.reused_in_flight,
+                "saves_never_made": w.saves_never_made,
+                "encoder_misses": w.encoder_misses,
+                "reused_in_flight": w.reused_in_flight,
                 "never_ready": end.never_ready,
                 "never_ready_blocks": end.never_ready_blocks,
                 "held_entries": end.held_entries,
                 "held_blocks": end.held_blocks,
                 "pending_push_work": end.pending_push_work,
-                "steps_timed": len(timed),
-                **_times(timed, rows[0] if rows else None),
+                "went_idle": end.went_idle,
+                "preemptions": result.preemptions,
+                "engine_steps": result.engine_steps,
+                "steps_timed": len(times),
+                **_times(times, rows[0] if rows else None),
             }
         )
     return {
@@ -185,8 +171,17 @@ def measure_pool(pool: Pool) -> dict[str, Any]:
         "catalogue": pool.stream.catalogue,
         "steps": pool.stream.steps,
         "seed": pool.stream.seed,
+        "scheduler_class": "AsyncScheduler" if pool.async_scheduling else "Scheduler",
         "seconds": time.perf_counter() - started,
         "rows": rows,
+    }
+
+
+def _engine_fields(engine: EngineSettings) -> dict[str, Any]:
+    """The fields of ``engine`` a pool sets on every run (not connector or options)."""
+    keep = {"connector", "cache_options", "async_scheduling", "extra"}
+    return {
+        f.name: getattr(engine, f.name) for f in dataclasses.fields(engine) if f.name not in keep
     }
 
 
@@ -219,8 +214,10 @@ def measure(
         "stream": {
             "zipf": stream.zipf,
             "rows": list(stream.rows),
-            "requests_per_step": list(stream.requests_per_step),
-            "items_per_request": list(stream.items_per_request),
+            "requests_per_step": list(stream.arrivals),
+            "items_per_request": list(stream.items),
+            "abort": stream.abort,
+            "repeat": stream.repeat,
         },
         "descheduled_seconds": DESCHEDULED_SECONDS,
         "pools": measured,
@@ -229,7 +226,12 @@ def measure(
 
 
 def pools(
-    sizes: Sequence[int], row_bytes: int, steps: int, seed: int, catalogue: int | None = None
+    sizes: Sequence[int],
+    row_bytes: int,
+    steps: int,
+    seed: int,
+    catalogue: int | None = None,
+    async_scheduling: bool = True,
 ) -> list[Pool]:
     """A ``Pool`` per size in bytes: ``steps`` steps of seed ``seed``, over ``catalogue``
     items (default ``catalogue_for`` each pool). O(pools).
@@ -240,11 +242,17 @@ def pools(
     out = []
     for size in sizes:
         blocks = size // row_bytes
-        stream = StreamSpec(steps=steps, seed=seed, catalogue=catalogue or catalogue_for(blocks))
+        stream = ArrivalSpec(
+            steps=steps,
+            seed=seed,
+            catalogue=catalogue or catalogue_for(blocks),
+            rows=(64, 2_048),
+            arrivals=(1, 4),
+        )
         if blocks < stream.rows[1]:
             raise ValueError(
                 f"a {bytes_text(size)} pool holds {blocks:,} rows of {bytes_text(row_bytes)}: "
                 f"fewer than an item's {stream.rows[1]:,}"
             )
-        out.append(Pool(size, row_bytes, stream))
+        out.append(Pool(size, row_bytes, stream, async_scheduling))
     return out

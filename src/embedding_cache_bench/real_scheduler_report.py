@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from embedding_cache import BUILD_NAME
-from embedding_cache_checker.engine.stubs import VllmMissingError
+from embedding_cache_checker.engine_loop import VllmMissingError
+from embedding_cache_checker.engine_loop.loop import DESCHEDULED_SECONDS
 from embedding_cache_checker.text_table import render_table
 
 from . import real_scheduler as rs
@@ -28,9 +29,11 @@ HEADER = (
     "cache",
     "loads",
     "lost",
+    "never made",
     "never ready",
     "their blocks",
     "blocks held",
+    "idle",
     "median",
     "p99",
 )
@@ -66,9 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--vllm",
         action="store_true",
         help=(
-            "drive vLLM's own ECCPUScheduler (the [vllm] extra) with upstream's cache and the "
-            "project's in vLLM's order, beside the plugin, per policy, configuration and pool: "
-            "loads, checked hits lost, entries never ready, blocks held, time per step"
+            "drive vLLM's real engine loop (the [vllm] extra): its engine-core scheduler with "
+            "upstream's EC connector beside the plugin, per policy, configuration and pool: "
+            "loads, checked hits lost, entries never ready, blocks held, whether the engine "
+            "goes idle, schedule()'s time over upstream's"
         ),
     )
     group.add_argument(
@@ -96,6 +100,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"scheduler steps per pool (default {rs.DEFAULT_STEPS:,})",
     )
     group.add_argument(
+        "--sync",
+        action="store_true",
+        help="vLLM's Scheduler in EngineCore.step's order, not the default AsyncScheduler",
+    )
+    group.add_argument(
         "--catalogue",
         type=_positive,
         default=None,
@@ -115,10 +124,12 @@ def render(report: Mapping[str, Any]) -> str:
     section = report["vllm"]
     stream = section["stream"]
     lines = [
-        f"embedding-cache bench --vllm: vLLM {section['vllm_version']}'s ECCPUScheduler on CPU, "
+        f"embedding-cache bench --vllm: vLLM {section['vllm_version']}'s real engine loop "
+        f"({section['pools'][0]['scheduler_class']}) on CPU, "
         f"{report['build']} build; a block is one row of the encoder output, "
         f"{section['row_bytes']:,} bytes (hidden size x dtype size); each step 1-"
-        f"{stream['requests_per_step'][1]} requests of 1-{stream['items_per_request'][1]} "
+        f"{stream['requests_per_step'][1]} new requests of {stream['items_per_request'][0]}-"
+        f"{stream['items_per_request'][1]} "
         f"items, Zipf {stream['zipf']} over the catalogue, items of "
         f"{stream['rows'][0]:,}-{stream['rows'][1]:,} rows, seed {section['pools'][0]['seed']}",
     ]
@@ -129,9 +140,11 @@ def render(report: Mapping[str, Any]) -> str:
                 row["cache"],
                 f"{row['loads']:,}",
                 f"{row['checked_hits_lost']:,}",
+                f"{row['saves_never_made']:,}",
                 f"{row['never_ready']:,}",
                 f"{row['never_ready_blocks']:,}",
                 f"{row['held_blocks']:,}",
+                "yes" if row["went_idle"] else "never",
                 _times(row["median_vs_upstream"]),
                 _times(row["p99_vs_upstream"]),
             ]
@@ -140,7 +153,7 @@ def render(report: Mapping[str, Any]) -> str:
         lines += [
             "",
             f"{pool['pool']} pool = {pool['blocks']:,} blocks, catalogue {pool['catalogue']:,} "
-            f"items, {pool['steps']:,} steps ({pool['seconds']:.0f} s)",
+            f"items, {pool['steps']:,} steps of arrivals ({pool['seconds']:.0f} s)",
             *render_table(HEADER, rows, range(2, len(HEADER))).splitlines(),
         ]
     lines += [f"note: {note}" for note in report["notes"]]
@@ -151,26 +164,31 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> int:
     """``bench --vllm``: measure, print the tables or JSON."""
     row_bytes = args.hidden_size * args.dtype_bytes
     try:
-        pools = rs.pools(args.pool_bytes, row_bytes, args.steps, args.seed, args.catalogue)
+        pools = rs.pools(
+            args.pool_bytes, row_bytes, args.steps, args.seed, args.catalogue, not args.sync
+        )
         section = rs.measure(pools, jobs=args.jobs, progress=progress)
     except (ValueError, VllmMissingError) as error:
         print(f"embedding-cache bench: {error}", file=sys.stderr)
         return 2 if isinstance(error, ValueError) else 1
     notes = [
         "a block holds one row of an item's encoder output (vLLM's region: block_size_bytes = "
-        "hidden size x dtype size); the harness stubs the region, so only the block count "
-        "matters",
+        "hidden size x dtype size); only the block count matters",
         f"the catalogue scales with the pool ({rs.CATALOGUE_ITEMS:,} items per "
         f"{rs.CATALOGUE_BLOCKS:,} blocks, ~4.4 pools' worth of rows) unless --catalogue says "
         "otherwise; every row of a pool serves the same seeded stream; the counts are "
         "deterministic",
-        "loads: hits served; lost: checked hits the step's meta did not load; never ready: "
-        "entries (and their blocks) still not ready after every report is in; blocks held: "
-        "not ready or pinned then",
-        "median, p99: the scheduler's own calls per step, over upstream's row's; a pool's rows "
-        "step in lockstep in one process (the order rotating each step), the collector "
-        "between steps; steps in which the process was descheduled (wall - CPU > "
-        f"{rs.DESCHEDULED_SECONDS * 1e6:.0f} us) are left out; timing is the only noisy figure",
+        "vLLM's engine-core scheduler, unpatched, with its GPU encoder cache in front of the "
+        "connector, KV cache, chunked prefill, preemption and aborts; the worker follows the "
+        "V2 model runner (embedding_cache_checker.engine_loop.worker)",
+        "loads: hits served; lost: checked hits the step's metadata did not load; never made: "
+        "saves the worker never performed; never ready: entries (and their blocks) still not "
+        "ready once the engine stopped; blocks held: not ready or pinned then; idle: the engine "
+        "went idle (has_requests() False) within 3,000 steps after the last arrival",
+        "median, p99: schedule()'s time per call in the arrival window, over upstream's row's; "
+        "a pool's rows step in lockstep in one process (the order rotating each step), the "
+        "collector between steps; calls in which the process was descheduled (wall - CPU > "
+        f"{DESCHEDULED_SECONDS * 1e6:.0f} us) are left out; timing is the only noisy figure",
     ]
     result = {
         "command": "embedding-cache bench --vllm",

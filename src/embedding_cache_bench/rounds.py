@@ -7,8 +7,8 @@ are ``repeat`` rounds; each times every contender once, and the contenders'
 order rotates one step per round, so none is always the first (just after the
 previous round's garbage) or always the last, and a burst of machine noise
 hits several contenders rather than one (``bench --vllm`` steps its
-schedulers in lockstep instead, the order of each step ``rotated``:
-``real_scheduler.lockstep``). ``median_ratio`` turns two
+engines in lockstep instead, the order of each step rotated:
+``embedding_cache_checker.engine_loop.report.lockstep``). ``median_ratio`` turns two
 contenders' per-round figures into one ratio (a slow round slows both, so the
 per-round ratio cancels it), and ``same_mix_ratio`` compares two contenders'
 per-call costs over the same operation counts. ``CLOCK`` is the cost clock.

@@ -34,6 +34,9 @@ from .worker import V2Worker, WorkerCounts, WorkerFaults
 
 #: The engine core's batch queue size with async scheduling.
 BATCH_QUEUE_SIZE = 2
+#: A ``schedule()`` call whose wall time exceeds its CPU time by more than this was
+#: descheduled: timing figures leave it out.
+DESCHEDULED_SECONDS = 50e-6
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,7 @@ class LoopResult:
     preemptions: int
     aborted: int
     schedule_seconds: list[float]
+    descheduled: list[bool]
     #: How many of ``schedule_seconds`` fell in the arrival window (the rest: the
     #: drain, whose length differs between connectors: a leak never drains).
     window_calls: int
@@ -91,15 +95,19 @@ class EngineLoop:
         self.requests: dict[str, Any] = {}
         self.queue: collections.deque[tuple[Any, Any]] = collections.deque()
         self.schedule_seconds: list[float] = []
+        #: Per ``schedule()`` call: whether the process was descheduled during it.
+        self.descheduled: list[bool] = []
         self.window_calls = 0
         self.steps = 0
         self.preemptions = 0
         self.aborted = 0
 
     def _schedule(self) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         output = self.scheduler.schedule()
-        self.schedule_seconds.append(time.perf_counter() - start)
+        wall = time.perf_counter() - start
+        self.schedule_seconds.append(wall)
+        self.descheduled.append(wall - (time.thread_time() - cpu) > DESCHEDULED_SECONDS)
         self.preemptions += len(output.preempted_req_ids or ())
         return output, self.worker.execute(output, self.requests)
 
@@ -169,6 +177,7 @@ class EngineLoop:
             self.preemptions,
             self.aborted,
             self.schedule_seconds,
+            self.descheduled,
             self.window_calls or len(self.schedule_seconds),
             self.scheduler,
         )

@@ -6,7 +6,8 @@ configuration, with the time of ``schedule()`` as a ratio to upstream's.
 Every row's engine is fed the same stream (``figures.MATRIX_STREAM``, or ``--steps``
 of it) and all of them step in lockstep in one process, in an order that rotates
 each step, so machine noise reaches them alike; the collector runs every
-``GC_EVERY`` steps, outside the timed calls. Per row: checked hits, loads, hits
+``GC_EVERY`` steps, outside the timed calls, and a call in which the process was
+descheduled is left out of the times (``loop.DESCHEDULED_SECONDS``). Per row: checked hits, loads, hits
 lost, saves never made, never-ready entries and their blocks, whether
 ``has_pending_push_work()`` stayed True and whether the engine went idle,
 preemptions; then the median and p99 of ``schedule()``'s time per call over
@@ -37,6 +38,12 @@ from .stream import ArrivalSpec, generate
 GC_EVERY = 50
 #: The drain's bound, in steps after the last arrival.
 IDLE_LIMIT = 3_000
+
+
+def timed(result: LoopResult) -> list[float]:
+    """``schedule()``'s times in the arrival window, descheduled calls left out."""
+    window = zip(result.schedule_seconds, result.descheduled, strict=True)
+    return [t for t, out in list(window)[: result.window_calls] if not out]
 
 
 def lockstep(
@@ -78,12 +85,11 @@ def quantile(values: list[float], q: float) -> float:
 def rows(results: list[tuple[str, LoopResult]]) -> list[dict[str, Any]]:
     """Each run's figures, with its ``schedule()`` median and p99 over upstream's, in
     the arrival window (the same steps for every row)."""
-    upstream = dict(results)["upstream"]
-    base = upstream.schedule_seconds[: upstream.window_calls]
+    base = timed(dict(results)["upstream"])
     base_median, base_p99 = statistics.median(base), quantile(base, 0.99)
     out = []
     for label, result in results:
-        times = result.schedule_seconds[: result.window_calls]
+        times = timed(result)
         figures = counts(result)
         figures["label"] = label
         figures["schedule_median_ratio"] = statistics.median(times) / base_median
