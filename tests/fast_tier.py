@@ -67,6 +67,9 @@ FAST_TIER: dict[str, tuple[str, ...]] = {
         # Its first test imports vLLM, the largest single cost of the tier (docs/MEASURED.md).
         "tests/vllm_plugin/test_vllm_events.py"
         "::test_a_traced_plugin_run_records_each_cache_call_under_its_event",
+        # vLLM's real engine loop: the GPU encoder cache's leak, fixed in the plugin.
+        "tests/vllm_plugin/test_real_loop.py::test_the_two_step_case_is_fixed_in_the_plugin",
+        "tests/vllm_plugin/test_real_loop.py::test_the_plugin_without_its_keep_rule_leaks_again",
     ),
     "the tier itself": ("tests/test_fast_tier.py",),
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from embedding_cache_checker.engine import CacheChoice, EngineSpec, Settings, StreamSpec, run
 from embedding_cache_checker.engine import events as ev
+from embedding_cache_checker.engine.figures import plugin_options
 from embedding_cache_checker.tracing import TraceStep
 
 SETTINGS, STREAM = Settings(num_blocks=4_096), StreamSpec(steps=60, unscheduled=0.2)
@@ -66,5 +67,6 @@ def test_the_report_prints_one_row_per_run() -> None:
 
     lines = report.table(blocks=2_048, steps=20, seed=0).splitlines()
     assert lines[0].split()[:2] == ["scheduler", "cache"]
-    assert len(lines) == 2 + 1 + 2 * 16  # header, rule, upstream, project and plugin x 16
+    # header, rule, upstream, then project and plugin per policy x configuration
+    assert len(lines) == 2 + 1 + 2 * len(plugin_options())
     assert lines[2].startswith("vLLM's") and "upstream's" in lines[2]
