@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,22 @@ class EndState:
     held_blocks: int
     #: ``has_pending_push_work()``: vLLM keeps stepping while it is True.
     pending_push_work: bool
+
+
+def held_entries(cache: Any, keys: Iterable[str]) -> tuple[int, int, int, int]:
+    """Of ``keys``, the entries ``cache`` holds (not ready, or pinned), read through
+    its ``get``: (never ready, their blocks, held, their blocks). O(keys)."""
+    never_ready = never_ready_blocks = held = held_blocks = 0
+    for key in keys:
+        entry = cache.get(key)
+        if entry is None or entry.evictable:
+            continue
+        held += 1
+        held_blocks += len(entry.block_ids)
+        if not entry.ready:
+            never_ready += 1
+            never_ready_blocks += len(entry.block_ids)
+    return never_ready, never_ready_blocks, held, held_blocks
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import events as ev
 from .choice import CacheChoice, build
 from .requests import make_request
-from .result import Counters, EndState, StepRecord, step_record
+from .result import Counters, EndState, StepRecord, held_entries, step_record
 from .stream import Request, StreamSpec, steps
 from .stubs import Settings, require_vllm
 from .worker import Faults, Worker
@@ -207,19 +207,8 @@ class Engine:
 
     def end_state(self) -> EndState:
         """The held entries now, through the cache's ``get``. O(keys ever saved)."""
-        cache = self.scheduler._cache
-        never_ready = never_ready_blocks = held = held_blocks = 0
-        for key in self.saved_keys:
-            entry = cache.get(key)
-            if entry is None or entry.evictable:
-                continue
-            held += 1
-            held_blocks += len(entry.block_ids)
-            if not entry.ready:
-                never_ready += 1
-                never_ready_blocks += len(entry.block_ids)
-        pending = bool(self.scheduler.has_pending_push_work())
-        return EndState(never_ready, never_ready_blocks, held, held_blocks, pending)
+        counts = held_entries(self.scheduler._cache, self.saved_keys)
+        return EndState(*counts, bool(self.scheduler.has_pending_push_work()))
 
 
 def run(spec: EngineSpec) -> RunResult:

@@ -17,6 +17,7 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,20 @@ class Request:
     scheduled: bool = True
 
 
-def catalogue(spec: StreamSpec) -> tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
+class CatalogueSpec(Protocol):
+    """What a catalogue is drawn from (``StreamSpec`` and the real loop's stream)."""
+
+    @property
+    def seed(self) -> int: ...
+    @property
+    def catalogue(self) -> int: ...
+    @property
+    def zipf(self) -> float: ...
+    @property
+    def rows(self) -> tuple[int, int]: ...
+
+
+def catalogue(spec: CatalogueSpec) -> tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
     """Keys by popularity rank, their rows, and the Zipf cumulative weights. O(catalogue)."""
     rng = random.Random(f"{spec.seed}:catalogue")
     low, high = spec.rows

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.result import held_entries
 from .engine import EngineSettings, build_scheduler
 from .recorder import ConnectorCounts, Recorder
 from .stream import ArrivalSpec, StepEvents, generate, make_request
@@ -153,18 +154,9 @@ class EngineLoop:
     def end_state(self, went_idle: bool) -> LoopEndState:
         """The held entries now, read through the cache's ``get``. O(keys saved)."""
         cache = self.recorder.connector.connector_scheduler._cache
-        never_ready = never_ready_blocks = held = held_blocks = 0
-        for key in self.recorder.counts.saved_keys:
-            entry = cache.get(key)
-            if entry is None or entry.evictable:
-                continue
-            held += 1
-            held_blocks += len(entry.block_ids)
-            if not entry.ready:
-                never_ready += 1
-                never_ready_blocks += len(entry.block_ids)
+        counts = held_entries(cache, self.recorder.counts.saved_keys)
         pending = bool(self.recorder.connector.has_pending_push_work())
-        return LoopEndState(never_ready, never_ready_blocks, held, held_blocks, pending, went_idle)
+        return LoopEndState(*counts, pending, went_idle)
 
     def result(self) -> LoopResult:
         """The run so far, with the end state read now."""

@@ -7,8 +7,8 @@ Every row's engine is fed the same stream (``figures.MATRIX_STREAM``, or ``--ste
 of it) and all of them step in lockstep in one process, in an order that rotates
 each step, so machine noise reaches them alike; the collector runs every
 ``GC_EVERY`` steps, outside the timed calls, and a call in which the process was
-descheduled is left out of the times (``loop.DESCHEDULED_SECONDS``). Per row: checked hits, loads, hits
-lost, saves never made, never-ready entries and their blocks, whether
+descheduled is left out of the times (``loop.DESCHEDULED_SECONDS``). Per row:
+checked hits, loads, hits lost, saves never made, never-ready entries and their blocks, whether
 ``has_pending_push_work()`` stayed True and whether the engine went idle,
 preemptions; then the median and p99 of ``schedule()``'s time per call over
 upstream's row's, the cost the plugin adds to vLLM's scheduler (fifo/stack is the

@@ -17,13 +17,12 @@ equal streams.
 from __future__ import annotations
 
 import bisect
-import itertools
-import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engine.stream import catalogue
 from .model_dir import IMAGE_TOKEN_ID, WORDS
 
 if TYPE_CHECKING:
@@ -64,19 +63,6 @@ class StepEvents:
     arrivals: tuple[Arrival, ...]
     #: In [0, 1): which unfinished request is aborted (by its rank), or None.
     abort: float | None
-
-
-def catalogue(spec: ArrivalSpec) -> tuple[tuple[str, ...], tuple[int, ...], tuple[float, ...]]:
-    """Keys by popularity rank, their rows, the Zipf cumulative weights. O(catalogue)."""
-    rng = random.Random(f"{spec.seed}:catalogue")
-    low, high = spec.rows
-    rows = tuple(
-        min(high, max(low, round(math.exp(rng.uniform(math.log(low), math.log(high))))))
-        for _ in range(spec.catalogue)
-    )
-    keys = tuple(f"mm-{rank:05d}" for rank in range(spec.catalogue))
-    weights = itertools.accumulate(1.0 / (rank + 1) ** spec.zipf for rank in range(spec.catalogue))
-    return keys, rows, tuple(weights)
 
 
 def _prompt(
