@@ -5,9 +5,11 @@ NIXL consumer read, the producer session) with their tags and expectations; the
 findings in vLLM's order are the safe model with Order = "vllm" (so the safe model with
 the safe step replaced by vLLM's is caught); each model without a fairness assumption
 drops exactly that one; the NIXL read's findings are its passing model with exactly one
-fix missing; ``tlc --repro`` leaves a caller's own steps out and, for a model of the
-callers, requires the code to follow the counterexample (shown to fail on a case the
-code does not follow).
+fix missing; the GPU encoder cache is opt-in (GpuCache, KeepRule FALSE in every other
+model), and its two leaks are its passing model (the safe order with the keep rule)
+without the rule, or in vLLM's order on a producer-only instance; ``tlc --repro``
+leaves a caller's own steps out and, for a model of the callers, requires the code to
+follow the counterexample (shown to fail on a case the code does not follow).
 
 With TLC (needs java): each model meets its expectation, and ``tlc --repro`` turns
 vLLM's two finite counterexamples into tests that pass on the real cache: the checked
@@ -59,6 +61,9 @@ EXPECTED = {
     "MCProtocolVllmLeak": ("SaveResolvesProp", BUG, "MCProtocol"),
     "MCProtocolSafe": (PASS, {"protocol", "liveness", "fifo"}, "MCProtocol"),
     "MCProtocolNoReleaseFairness": ("LoadPinReleasedProp", BUG, "MCProtocol"),
+    "MCProtocolGpuVllmLeak": ("SaveResolvesProp", BUG, "MCProtocol"),
+    "MCProtocolGpuNoKeepRule": ("SaveResolvesProp", BUG, "MCProtocol"),
+    "MCProtocolGpuSafe": (PASS, {"protocol", "liveness", "fifo"}, "MCProtocol"),
     "MCNixlReadStartError": ("SaveResolvesProp", BUG, "MCNixlRead"),
     "MCNixlReadPeerDown": ("SaveResolvesProp", BUG, "MCNixlRead"),
     "MCNixlRead": (PASS, {"protocol", "liveness", "fifo"}, "MCNixlRead"),
@@ -149,6 +154,54 @@ def test_the_findings_are_the_safe_model_in_vllms_order(name: str) -> None:
 def test_the_leak_is_found_under_all_the_protocols_fairness() -> None:
     # Not for want of a fairness assumption: the safe model's own specification.
     assert "SPECIFICATION ProtocolSpec" in _config("MCProtocolVllmLeak")
+
+
+#: The models of vLLM's GPU encoder cache (GpuCache = TRUE).
+GPU = ("MCProtocolGpuVllmLeak", "MCProtocolGpuNoKeepRule", "MCProtocolGpuSafe")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("MCProtocol")))
+def test_the_gpu_encoder_cache_is_opt_in(name: str) -> None:
+    """Every protocol model sets GpuCache and KeepRule; only the GPU models turn the
+    cache on, and only the passing one the keep rule (the safe order's, by ASSUME)."""
+    constants = _constants(name)
+    assert constants["GpuCache"] == ("TRUE" if name in GPU else "FALSE"), name
+    assert constants["KeepRule"] == ("TRUE" if name == "MCProtocolGpuSafe" else "FALSE"), name
+
+
+def test_the_gpu_safe_model_is_the_safe_model_with_the_gpu_cache_and_the_rule() -> None:
+    """MCProtocolGpuSafe checks what MCProtocolSafe checks, in its shape, under its
+    specification: only GpuCache and KeepRule differ."""
+    safe, gpu = (
+        read_config(TLA_DIR / MODELS["MCProtocolSafe"].config),
+        read_config(TLA_DIR / MODELS["MCProtocolGpuSafe"].config),
+    )
+    assert (safe.invariants, safe.properties) == (gpu.invariants, gpu.properties)
+    assert "SPECIFICATION ProtocolSpec" in _config("MCProtocolGpuSafe")
+    changed = {k for k in safe.constants if safe.constants[k] != gpu.constants[k]}
+    assert changed == {"GpuCache", "KeepRule"}
+
+
+@pytest.mark.parametrize(
+    ("name", "changed"),
+    [
+        # Today's safe order: the passing model without the rule.
+        ("MCProtocolGpuNoKeepRule", {"KeepRule": "FALSE"}),
+        # vLLM's order on a producer-only instance: no checked hit to lose (section 3
+        # needs both roles), so the leak TLC finds is the GPU cache's.
+        (
+            "MCProtocolGpuVllmLeak",
+            {"KeepRule": "FALSE", "Order": '"vllm"', "Roles": '{"producer"}'},
+        ),
+    ],
+)
+def test_each_gpu_leak_is_the_gpu_safe_model_with_its_change(
+    name: str, changed: dict[str, str]
+) -> None:
+    fixed, found = _constants("MCProtocolGpuSafe"), _constants(name)
+    assert {k: v for k, v in found.items() if fixed[k] != v} == changed
+    assert "SPECIFICATION ProtocolSpec" in _config(name)
+    assert MODELS[name].expect in read_config(TLA_DIR / MODELS[name].config).properties
 
 
 @pytest.mark.parametrize(

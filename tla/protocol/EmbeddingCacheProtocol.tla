@@ -18,7 +18,8 @@
 (* for an encoder output the model runner computed in the step whose     *)
 (* metadata dispatched it.  A save dispatched for an item not computed   *)
 (* in that step is never made and never reported: its entry stays        *)
-(* not-ready for good (unmade).                                           *)
+(* not-ready for good (unmade).  With GpuCache (below), computed is not   *)
+(* enough: the worker makes the save iff it encodes the item (Encoded).   *)
 (*                                                                         *)
 (* The instance's Roles: "producer" (alloc if the key is absent, the save *)
 (* dispatched, mark_ready when the worker reports), "consumer" (loads the *)
@@ -41,6 +42,21 @@
 (* (Unschedule) releases its check pins before the step ends, and its   *)
 (* misses are not computed.                                               *)
 (*                                                                         *)
+(* GpuCache (opt-in; FALSE: none of the below, gpu and evicted stay {}): *)
+(* vLLM's GPU encoder cache (EncoderCacheManager), whose items' outputs  *)
+(* the worker holds (gpu).  At a step's start the scheduler may evict    *)
+(* any of them (any subset: a superset of can_allocate's choices); the   *)
+(* request's items still held are served by it (check_and_update_cache: *)
+(* no check, no compute, no load), the others run the step as above, an  *)
+(* evicted one too; every item the step schedules is held after it.  The *)
+(* worker drops only the evicted items not re-allocated in the pass       *)
+(* (get_freed_mm_hashes), encodes only the items it does not hold, and   *)
+(* saves only those: an item evicted and re-allocated as computed is     *)
+(* kept, not encoded, so a save dispatched for it is never made (unmade: *)
+(* the leak).  KeepRule (the safe order only, the plugin's rule): the    *)
+(* producer side runs only for an item the worker encodes; for an item  *)
+(* it keeps, no alloc and no save.                                        *)
+(*                                                                         *)
 (* Bound of the model: the engine holds at most one pin per item (a      *)
 (* request names no item whose load is still in flight), so MaxPins = 1  *)
 (* suffices and a pin is identified by its item (LoadPinReleasedProp).   *)
@@ -51,7 +67,9 @@ CONSTANTS
     Need,       \* Need[k]: the blocks of item k's encoder output
     Roles,      \* the instance's roles: a non-empty subset of Role
     MaxItems,   \* the most items a request has
-    Order       \* the engine's order of calls: "vllm" or "safe"
+    Order,      \* the engine's order of calls: "vllm" or "safe"
+    GpuCache,   \* TRUE: the engine has vLLM's GPU encoder cache (gpu)
+    KeepRule    \* TRUE: the safe order's producer side skips the items the worker keeps
 
 Role == {"producer", "consumer"}
 
@@ -60,6 +78,8 @@ ASSUME ProtocolAssumption ==
     /\ Roles \subseteq Role /\ Roles # {}
     /\ MaxItems \in 1 .. Cardinality(Keys)
     /\ Order \in {"vllm", "safe"}
+    /\ GpuCache \in BOOLEAN /\ KeepRule \in BOOLEAN
+    /\ KeepRule => GpuCache /\ Order = "safe"
 
 Producer == "producer" \in Roles
 Consumer == "consumer" \in Roles
@@ -70,22 +90,28 @@ VARIABLES
     toLoad,     \* the items whose consumer side is still to run: vllm, every
                 \* item of the request; safe, the checked hits (pinned)
     computed,   \* the items whose output the current step computes (its misses)
-    saving,     \* the saves in flight that the worker makes (of computed items)
-    unmade,     \* the saves dispatched for items not computed: never made
-    loads       \* loads[k] = 1: the engine holds a pin on k (the check's, the load's)
+    saving,     \* the saves in flight that the worker makes (of encoded items)
+    unmade,     \* the saves dispatched for items not encoded: never made
+    loads,      \* loads[k] = 1: the engine holds a pin on k (the check's, the load's)
+    gpu,        \* GpuCache: the items whose encoder outputs the worker holds (the
+                \* scheduler's GPU encoder cache mirrors it), updated as it allocates
+    evicted     \* GpuCache: the current step's items evicted from gpu at its start
+                \* (the request's; forgotten when the step ends)
 
-engineVars == <<toCheck, toProduce, toLoad, computed, saving, unmade, loads>>
+engineVars == <<toCheck, toProduce, toLoad, computed, saving, unmade, loads, gpu, evicted>>
 \* (Listed, not <<fullVars, ...>>: TLC 2.15 cannot evaluate UNCHANGED of a
 \* tuple that reached this module through a bare INSTANCE.)
 cacheCallVars == <<entries, free, evictable, lastOp, policy>>
 protocolVars  == <<entries, free, evictable, lastOp, policy,
-                   toCheck, toProduce, toLoad, computed, saving, unmade, loads>>
+                   toCheck, toProduce, toLoad, computed, saving, unmade, loads,
+                   gpu, evicted>>
 
 ProtocolTypeOK ==
     /\ TypeOK
     /\ PolicyTypeOK
     /\ {toCheck, toProduce, toLoad, computed, saving, unmade} \subseteq SUBSET Keys
     /\ loads \in [Keys -> 0 .. 1]
+    /\ {gpu, evicted} \subseteq SUBSET Keys
 
 \* The check's answer for item k: get(k) returns an entry and it is ready.
 Cached(k) == k \in Live /\ entries[k].pins >= 0
@@ -104,9 +130,31 @@ ProtocolInit ==
     /\ toCheck = {} /\ toProduce = {} /\ toLoad = {} /\ computed = {}
     /\ saving = {} /\ unmade = {}
     /\ loads = [k \in Keys |-> 0]
+    /\ gpu = {} /\ evicted = {}
 
 -----------------------------------------------------------------------------
 (* The engine's scheduler step.                                            *)
+
+\* GpuCache: the items of request R the step runs once E was evicted from
+\* gpu: the others are served by the GPU encoder cache.  (Without it, R.)
+GpuMisses(R, E) == R \ (gpu \ E)
+
+\* GpuCache: the step's start evicts E (of gpu) and allocates every item of
+\* R; a worker drops the evicted items not re-allocated.
+UpdateGpu(R, E) ==
+    /\ gpu'     = IF GpuCache THEN (gpu \ E) \cup R ELSE gpu
+    /\ evicted' = IF GpuCache THEN E \cap R ELSE evicted
+
+\* evicted is read inside its step only: the call that ends the step forgets
+\* it (fewer states; without GpuCache it stays {}).  The last conjunct of a
+\* call (TLC reads toCheck', toProduce' and toLoad').
+ForgetEvicted ==
+    evicted' = IF toCheck' \cup toProduce' \cup toLoad' = {} THEN {} ELSE evicted
+
+\* The items whose output the worker encodes in the current step: the
+\* computed ones it does not hold (an item evicted from gpu and re-allocated
+\* in the same pass is kept: not encoded).  Without GpuCache, computed.
+Encoded == computed \ evicted
 
 \* vLLM's check: has_cache_item (get + ready) per item, a query of the
 \* cache; then update_state_after_alloc for every item.
@@ -114,10 +162,13 @@ CheckVllm(R) ==
     /\ Order = "vllm"
     /\ Idle
     /\ R \in Requests
-    /\ LET hits == IF Consumer THEN {k \in R : Cached(k)} ELSE {}
-       IN  computed' = R \ hits
-    /\ toProduce' = IF Producer THEN R ELSE {}
-    /\ toLoad'    = IF Consumer THEN R ELSE {}
+    /\ \E E \in SUBSET gpu :
+          LET S    == GpuMisses(R, E)
+              hits == IF Consumer THEN {k \in S : Cached(k)} ELSE {}
+          IN  /\ computed'  = S \ hits
+              /\ toProduce' = IF Producer THEN S ELSE {}
+              /\ toLoad'    = IF Consumer THEN S ELSE {}
+              /\ UpdateGpu(R, E)
     /\ UNCHANGED <<toCheck, saving, unmade, loads>>
     /\ UNCHANGED cacheCallVars
 
@@ -126,9 +177,12 @@ CheckSafe(R) ==
     /\ Order = "safe"
     /\ Idle
     /\ R \in Requests
-    /\ toCheck'   = IF Consumer THEN R ELSE {}
-    /\ computed'  = IF Consumer THEN {} ELSE R
-    /\ toProduce' = IF Consumer \/ ~Producer THEN {} ELSE R
+    /\ \E E \in SUBSET gpu :
+          LET S == GpuMisses(R, E)
+          IN  /\ toCheck'   = IF Consumer THEN S ELSE {}
+              /\ computed'  = IF Consumer THEN {} ELSE S
+              /\ toProduce' = IF Consumer \/ ~Producer THEN {} ELSE S
+              /\ UpdateGpu(R, E)
     /\ UNCHANGED <<toLoad, saving, unmade, loads>>
     /\ UNCHANGED cacheCallVars
 
@@ -146,6 +200,7 @@ CheckPin(k) ==
                /\ toProduce' = IF Producer THEN toProduce \cup {k} ELSE toProduce
                /\ UNCHANGED <<loads, toLoad>>
     /\ UNCHANGED <<saving, unmade>>
+    /\ UNCHANGED gpu /\ ForgetEvicted
 
 \* vllm order: the items whose update_state_after_alloc has not finished.
 Rest == toProduce \cup toLoad
@@ -158,21 +213,23 @@ Begun == IF Producer THEN toLoad \ toProduce ELSE {}
 NextInOrder(k) == k \in computed \/ computed \cap Rest = {}
 
 \* The producer side of item k: alloc if get(k) is None, and on success the
-\* save dispatched (made by the worker iff k is computed in this step);
-\* alloc returning None saves nothing.
+\* save dispatched (made by the worker iff it encodes k in this step);
+\* alloc returning None saves nothing.  KeepRule: nothing for an item the
+\* worker does not encode (it keeps it).
 Produce(k) ==
     /\ toCheck = {}
     /\ k \in toProduce
     /\ Order = "vllm" => Begun = {} /\ NextInOrder(k)
     /\ toProduce' = toProduce \ {k}
-    /\ IF k \in Live
+    /\ IF k \in Live \/ (KeepRule /\ k \notin Encoded)
           THEN UNCHANGED <<entries, free, evictable, lastOp, policy, saving, unmade>>
           ELSE \/ /\ CacheAlloc(k, Need[k])
-                  /\ IF k \in computed
+                  /\ IF k \in Encoded
                         THEN saving' = saving \cup {k} /\ UNCHANGED unmade
                         ELSE unmade' = unmade \cup {k} /\ UNCHANGED saving
                \/ CacheAllocFail(k, Need[k]) /\ UNCHANGED <<saving, unmade>>
     /\ UNCHANGED <<toCheck, toLoad, computed, loads>>
+    /\ UNCHANGED gpu /\ ForgetEvicted
 
 \* The consumer side of item k.  vllm: get, ready, pin and the load
 \* dispatched (pin_if_ready's state change); an item found absent or not
@@ -189,10 +246,12 @@ Load(k) ==
                /\ UNCHANGED <<entries, free, evictable, lastOp, policy, loads>>
     /\ toLoad' = toLoad \ {k}
     /\ UNCHANGED <<toCheck, toProduce, computed, saving, unmade>>
+    /\ UNCHANGED gpu /\ ForgetEvicted
 
 \* safe order: the engine does not schedule item k after its check (vLLM may
 \* check a request's items and then not schedule it): a hit's check pin is
-\* released before the step ends, a miss is not computed.
+\* released before the step ends, a miss is not computed; with GpuCache, k
+\* is not held after the step (evicted at its start, the worker drops it).
 Unschedule(k) ==
     /\ Order = "safe"
     /\ toCheck = {}
@@ -205,7 +264,9 @@ Unschedule(k) ==
           ELSE /\ toProduce' = toProduce \ {k}
                /\ computed'  = computed \ {k}
                /\ UNCHANGED <<entries, free, evictable, lastOp, policy, loads, toLoad>>
+    /\ gpu' = gpu \ {k}
     /\ UNCHANGED <<toCheck, saving, unmade>>
+    /\ ForgetEvicted
 
 \* Any call of the engine inside a started step.
 EngineCall ==
@@ -221,7 +282,7 @@ SaveDone(k) ==
     /\ k \in saving
     /\ CacheMarkReady(k)
     /\ saving' = saving \ {k}
-    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, unmade, loads>>
+    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, unmade, loads, gpu, evicted>>
 
 \* The save of k failed: the producer discards the not-ready entry.
 SaveFailed(k) ==
@@ -229,7 +290,7 @@ SaveFailed(k) ==
     /\ k \in saving
     /\ CacheDiscard(k)
     /\ saving' = saving \ {k}
-    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, unmade, loads>>
+    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, unmade, loads, gpu, evicted>>
 
 \* The load of k completed or failed: either way the consumer unpins.
 LoadDone(k) ==
@@ -237,7 +298,7 @@ LoadDone(k) ==
     /\ loads[k] = 1
     /\ CacheUnpin(k)
     /\ loads' = [loads EXCEPT ![k] = 0]
-    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, saving, unmade>>
+    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, saving, unmade, gpu, evicted>>
 
 ProtocolNext ==
     \/ \E R \in SUBSET Keys : CheckVllm(R) \/ CheckSafe(R)
@@ -280,9 +341,10 @@ CheckedHitPinnedProp ==
              /\ entries'[k].pins > 0
           \/ loads[k] = 1 /\ loads'[k] = 0]_protocolVars
 
-\* No save is dispatched for an item whose output was not computed.
+\* No save is dispatched for an item whose output was not computed: by the
+\* worker in the step (with GpuCache, an item it keeps is not).
 SaveOfComputedProp ==
-    [][\A k \in (saving' \cup unmade') \ (saving \cup unmade) : k \in computed]_protocolVars
+    [][\A k \in (saving' \cup unmade') \ (saving \cup unmade) : k \in Encoded]_protocolVars
 
 \* Every pin the protocol takes is eventually released.
 LoadPinReleasedProp == \A k \in Keys : (loads[k] = 1) ~> (loads[k] = 0)

@@ -52,7 +52,7 @@ VARIABLE i   \* how many steps of ProtocolTrace have been matched
 \* (Listed: TLC 2.15 cannot take UNCHANGED of a tuple that reached a module
 \* through a bare INSTANCE; protocolVars is EmbeddingCacheProtocol's own.)
 traceVars == <<entries, free, evictable, lastOp, policy, toCheck, toProduce,
-               toLoad, computed, saving, unmade, loads, i>>
+               toLoad, computed, saving, unmade, loads, gpu, evicted, i>>
 
 \* The step changes nothing of the protocol (a query, or a check of the record).
 Stay == UNCHANGED protocolVars

@@ -158,6 +158,8 @@ def _config(record: ProtocolRecord, keys: Sequence[str], checks: Sequence[str]) 
         f"    Roles = {{{roles}}}\n"
         f"    MaxItems = {min(items, len(keys))}\n"
         f"    Order = {tla_string(record.order)}\n"
+        "    GpuCache = FALSE\n"
+        "    KeepRule = FALSE\n"
         "SPECIFICATION ProtocolTraceSpec\n"
         f"INVARIANTS TraceProgress {' '.join(c for c in checks if c in INVARIANTS)}\n"
     )
