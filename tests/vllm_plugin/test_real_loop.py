@@ -95,6 +95,8 @@ def test_the_real_loop_matrix(scheduler: str, label: str) -> None:
     print(f"\n{scheduler} {label}: {figures}")
     assert result.connector.checks > 0 and result.preemptions > 0, figures
     assert result.connector.checked_not_scheduled > 0, figures
+    # The older model's order (engine.run) holds on the real loop.
+    assert figures["order_breaks"] == 0 and figures["updates"] > 0, figures
     if label == "upstream":  # the leak, on the same stream
         assert figures["never_made"] > 0 and figures["never_ready"] > 0, figures
         assert figures["push_work"] is True, figures
@@ -173,3 +175,50 @@ def test_an_item_larger_than_the_pool_is_computed_not_cached() -> None:
     assert str(300 * 128) in warnings[0]  # its size in bytes: 300 rows of 128 bytes
     small = scheduler.cache.get("small")  # the pool still caches the others
     assert small is not None and small.ready and scheduler.cache.get("huge") is None
+
+
+@pytest.mark.parametrize("label", matrix_ids()[1:])
+def test_the_plugin_with_two_ranks_and_late_reports(label: str) -> None:
+    # Two ranks, the second reporting each load 1 to 4 steps after the first.
+    settings = dataclasses.replace(dict(matrix_runs(True))[label], ranks=2)
+    faults = WorkerFaults(report_delay=(0, 2), other_ranks_delay=(1, 4), seed=1)
+    stream = dataclasses.replace(MATRIX_STREAM, steps=1_000, seed=1)
+    result = run(LoopSpec(settings, stream, faults, idle_limit=3_000), model_dir())
+    assert_nothing_leaks(result)
+    assert result.connector.loads > 0 and result.preemptions > 0
+
+
+class FakeRequest:
+    def __init__(self, request_id: str, keys: list[str]) -> None:
+        self.request_id = request_id
+        self.mm_features = [type("F", (), {"identifier": k})() for k in keys]
+
+
+class FakeConnector:
+    def __init__(self, hits: set[str]) -> None:
+        self.hits = hits
+
+    def has_cache_item(self, identifier: str) -> bool:
+        return identifier in self.hits
+
+    def update_state_after_alloc(self, request: object, index: int) -> None:
+        pass
+
+
+def test_the_order_check_catches_an_order_the_model_does_not_make() -> None:
+    from embedding_cache_checker.engine_loop.recorder import Recorder
+
+    request = FakeRequest("r", ["hit", "miss", "unchecked"])
+    good = Recorder(FakeConnector({"hit"}))
+    good.has_cache_item("hit")
+    good.has_cache_item("miss")
+    good.update_state_after_alloc(request, 1)  # computed first
+    good.update_state_after_alloc(request, 0)  # then the load
+    assert good.counts.order_breaks == 0
+    bad = Recorder(FakeConnector({"hit"}))
+    bad.has_cache_item("hit")
+    bad.has_cache_item("miss")
+    bad.update_state_after_alloc(request, 0)  # the load first
+    bad.update_state_after_alloc(request, 1)  # a computed item after it
+    bad.update_state_after_alloc(request, 2)  # never checked
+    assert bad.counts.order_breaks == 2

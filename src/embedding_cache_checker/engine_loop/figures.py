@@ -79,6 +79,7 @@ def counts(result: Any) -> dict[str, Any]:
         "preemptions": result.preemptions,
         "checked_not_scheduled": c.checked_not_scheduled,
         "updates": c.updates,
+        "order_breaks": c.order_breaks,
         "frees": c.frees,
         "finished": c.finished,
         "ensure_calls": c.ensure_calls,

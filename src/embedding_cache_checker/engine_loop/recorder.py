@@ -8,6 +8,11 @@ of an item whose check said True in the same pass): a checked hit whose load the
 pass's metadata does not dispatch is lost (the worker then has no embeddings for
 it). It also keeps every key a save was dispatched for, to read the cache's end
 state through ``get``.
+
+It also checks the order the older model of the scheduler (``engine.run``) assumes
+against the real loop (``order_breaks``, 0 when the model's order holds): every
+item vLLM updates in a pass was checked in that pass, and a request's computed
+items are updated before its loaded ones.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ class ConnectorCounts:
     ensure_calls: int = 0
     #: Checks made for a request that the pass did not schedule (no update).
     checked_not_scheduled: int = 0
+    #: Updates out of the order ``engine.run`` models: unchecked in their pass, or a
+    #: computed item after a loaded one of the same request.
+    order_breaks: int = 0
     saved_keys: set[str] = field(default_factory=set, repr=False)
 
 
@@ -47,6 +55,9 @@ class Recorder:
         self._checked: set[str] = set()
         self._loaded: list[str] = []
         self._updated: set[str] = set()
+        # The request whose updates are running, and whether one was a load yet.
+        self._updating: str | None = None
+        self._loading = False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.connector, name)
@@ -68,7 +79,13 @@ class Recorder:
         key = request.mm_features[index].identifier
         self.counts.updates += 1
         self._updated.add(key)
-        if key in self._hits:
+        if request.request_id != self._updating:
+            self._updating, self._loading = request.request_id, False
+        hit = key in self._hits
+        if key not in self._checked or (self._loading and not hit):
+            self.counts.order_breaks += 1
+        self._loading |= hit
+        if hit:
             self._loaded.append(key)
         self.connector.update_state_after_alloc(request, index)
 
@@ -93,4 +110,5 @@ class Recorder:
         self._checked.clear()
         self._loaded.clear()
         self._updated.clear()
+        self._updating = None
         return meta
