@@ -70,7 +70,8 @@ pytest_itemcollected
 
 # vLLM reads these settings of the real loop's configs (engine_loop.engine), and the
 # tokenizer and model config transformers saves (engine_loop.model_dir); vLLM's
-# ECConnectorFactory loads the planted connectors by class name (engine_loop.planted).
+# ECConnectorFactory loads the planted and traced connectors by class name
+# (engine_loop.planted, engine_loop.traced).
 _.max_num_encoder_input_tokens
 _.num_gpu_blocks
 _.tensor_parallel_size
@@ -79,3 +80,5 @@ _.pre_tokenizer
 _.architectures
 NoKeepRuleConnector
 EarlyReleaseConnector
+TracedVllmConnector
+TracedPluginConnector

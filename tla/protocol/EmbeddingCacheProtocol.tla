@@ -156,35 +156,44 @@ ForgetEvicted ==
 \* in the same pass is kept: not encoded).  Without GpuCache, computed.
 Encoded == computed \ evicted
 
-\* vLLM's check: has_cache_item (get + ready) per item, a query of the
-\* cache; then update_state_after_alloc for every item.
-CheckVllm(R) ==
+\* vLLM's check, E the items evicted from gpu at the step's start (a
+\* recorded trace names them: tla/trace/EmbeddingCacheProtocolTrace.tla):
+\* has_cache_item (get + ready) per item, a query of the cache; then
+\* update_state_after_alloc for every item.
+CheckVllmEvicting(R, E) ==
     /\ Order = "vllm"
     /\ Idle
     /\ R \in Requests
-    /\ \E E \in SUBSET gpu :
-          LET S    == GpuMisses(R, E)
-              hits == IF Consumer THEN {k \in S : Cached(k)} ELSE {}
-          IN  /\ computed'  = S \ hits
-              /\ toProduce' = IF Producer THEN S ELSE {}
-              /\ toLoad'    = IF Consumer THEN S ELSE {}
-              /\ UpdateGpu(R, E)
+    /\ E \subseteq gpu
+    /\ LET S    == GpuMisses(R, E)
+           hits == IF Consumer THEN {k \in S : Cached(k)} ELSE {}
+       IN  /\ computed'  = S \ hits
+           /\ toProduce' = IF Producer THEN S ELSE {}
+           /\ toLoad'    = IF Consumer THEN S ELSE {}
+           /\ UpdateGpu(R, E)
     /\ UNCHANGED <<toCheck, saving, unmade, loads>>
     /\ UNCHANGED cacheCallVars
 
-\* The safe order's step starts: a consumer checks each item by pinning it.
-CheckSafe(R) ==
+\* vLLM's check, evicting any E of gpu.
+CheckVllm(R) == \E E \in SUBSET gpu : CheckVllmEvicting(R, E)
+
+\* The safe order's step starts, E evicted from gpu at its start: a consumer
+\* checks each item by pinning it.
+CheckSafeEvicting(R, E) ==
     /\ Order = "safe"
     /\ Idle
     /\ R \in Requests
-    /\ \E E \in SUBSET gpu :
-          LET S == GpuMisses(R, E)
-          IN  /\ toCheck'   = IF Consumer THEN S ELSE {}
-              /\ computed'  = IF Consumer THEN {} ELSE S
-              /\ toProduce' = IF Consumer \/ ~Producer THEN {} ELSE S
-              /\ UpdateGpu(R, E)
+    /\ E \subseteq gpu
+    /\ LET S == GpuMisses(R, E)
+       IN  /\ toCheck'   = IF Consumer THEN S ELSE {}
+           /\ computed'  = IF Consumer THEN {} ELSE S
+           /\ toProduce' = IF Consumer \/ ~Producer THEN {} ELSE S
+           /\ UpdateGpu(R, E)
     /\ UNCHANGED <<toLoad, saving, unmade, loads>>
     /\ UNCHANGED cacheCallVars
+
+\* The safe order's step starts, evicting any E of gpu.
+CheckSafe(R) == \E E \in SUBSET gpu : CheckSafeEvicting(R, E)
 
 \* The safe check of item k: pin_if_ready(k); a hit holds its pin for the
 \* load, a miss is computed (and saved by a producer).
@@ -300,10 +309,21 @@ LoadDone(k) ==
     /\ loads' = [loads EXCEPT ![k] = 0]
     /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, saving, unmade, gpu, evicted>>
 
+\* GpuCache: between steps the worker drops item k (the GPU encoder cache
+\* evicted it in a pass whose request vLLM then did not schedule, or one
+\* that did not re-allocate it: free_encoder_mm_hashes).
+GpuDrop(k) ==
+    /\ GpuCache
+    /\ Idle
+    /\ k \in gpu
+    /\ gpu' = gpu \ {k}
+    /\ UNCHANGED <<toCheck, toProduce, toLoad, computed, saving, unmade, loads, evicted>>
+    /\ UNCHANGED cacheCallVars
+
 ProtocolNext ==
     \/ \E R \in SUBSET Keys : CheckVllm(R) \/ CheckSafe(R)
     \/ EngineCall
-    \/ \E k \in Keys : SaveDone(k) \/ SaveFailed(k) \/ LoadDone(k)
+    \/ \E k \in Keys : SaveDone(k) \/ SaveFailed(k) \/ LoadDone(k) \/ GpuDrop(k)
 
 -----------------------------------------------------------------------------
 (* Fairness: on finishing work only, none on starting a request.           *)

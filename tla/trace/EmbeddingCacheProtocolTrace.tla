@@ -28,6 +28,8 @@
 (*   save_dispatched  SaveDispatched                (the model's saving or  *)
 (*   load_dispatched  LoadDispatched                 unmade, loads; no      *)
 (*   step_end         StepEnded                      change: Idle at end)   *)
+(*   gpu_free         GpuFreed (the real loop's      GpuDrop                 *)
+(*                    free_encoder_mm_hashes)                               *)
 (*   unexpected       a call the mapping places     none                    *)
 (*                    nowhere                                               *)
 (*                                                                         *)
@@ -92,10 +94,13 @@ RecordedCache(p) ==
 \* vLLM's check is has_cache_item, a query: a request it then does not
 \* schedule made no call, changed nothing, and has no step in the model's
 \* vllm order (which needs none).
+\* With the GPU encoder cache, the checked items the model's gpu holds were
+\* evicted at the step's start and are re-allocated (the recorded worker's
+\* drops are gpu_free steps, so the model's gpu is the worker's).
 CheckStep(t) ==
     /\ NoCall(t)
-    /\ IF Order = "safe" THEN CheckSafe(t.keys)
-       ELSE IF t.flag THEN CheckVllm(t.keys)
+    /\ IF Order = "safe" THEN CheckSafeEvicting(t.keys, gpu \cap t.keys)
+       ELSE IF t.flag THEN CheckVllmEvicting(t.keys, gpu \cap t.keys)
        ELSE Idle /\ t.keys \in Requests /\ Stay
 
 \* Item t.key is checked; t.flag: the check answered True.  safe: the check
@@ -123,7 +128,8 @@ ProduceStep(t) ==
               [] t.op = "alloc" /\ t.result = "none" ->
                      /\ t.key \notin Live /\ lastOp'.op = "AllocFail"
                      /\ t.n = Need[t.key]
-              [] NoCall(t) -> t.key \in Live   \* get found it: nothing allocated
+              \* get found it, or (KeepRule) the worker keeps it: nothing allocated
+              [] NoCall(t) -> t.key \in Live \/ (KeepRule /\ t.key \notin Encoded)
               [] OTHER     -> FALSE
 
 \* The consumer side of item t.key: vllm, get + ready + pin and the load
@@ -166,6 +172,12 @@ LoadDispatchedStep(t) == NoCall(t) /\ loads[t.key] = 1 /\ Stay
 \* The scheduler step ended: every request's calls are done.
 StepEndStep(t) == NoCall(t) /\ Idle /\ Stay
 
+\* The step's free_encoder_mm_hashes held t.key: the worker drops it (an
+\* item the model's gpu never held: nothing to drop).
+GpuFreeStep(t) ==
+    /\ NoCall(t)
+    /\ IF t.key \in gpu THEN GpuDrop(t.key) ELSE Idle /\ Stay
+
 StepOf(t) ==
     CASE t.act = "check"           -> CheckStep(t)
       [] t.act = "check_item"      -> CheckItemStep(t)
@@ -177,6 +189,7 @@ StepOf(t) ==
       [] t.act = "save_dispatched" -> SaveDispatchedStep(t)
       [] t.act = "load_dispatched" -> LoadDispatchedStep(t)
       [] t.act = "step_end"        -> StepEndStep(t)
+      [] t.act = "gpu_free"        -> GpuFreeStep(t)
       [] OTHER                     -> FALSE   \* "unexpected": no action makes it
 
 -----------------------------------------------------------------------------

@@ -20,6 +20,9 @@ two records into one sequence for trace validation against tla/protocol/.
 - ``LoadDispatched``: the step's meta holds a load; key, transfer id, block ids.
 - ``StepEnded``: ``build_connector_meta`` returned; the scheduler's time in the
   step, in seconds.
+- ``GpuFreed``: the step's ``free_encoder_mm_hashes`` holds the key: the worker
+  drops its output (recorded by the real loop, ``engine_loop``, whose scheduler has
+  vLLM's GPU encoder cache).
 """
 
 from __future__ import annotations
@@ -82,3 +85,8 @@ class LoadDispatched(Event):
 @dataclass(frozen=True, slots=True)
 class StepEnded(Event):
     seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFreed(Event):
+    key: str

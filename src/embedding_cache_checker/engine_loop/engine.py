@@ -51,6 +51,8 @@ CONNECTORS: dict[str, tuple[str, str | None]] = {
         "EarlyReleaseConnector",
         "embedding_cache_checker.engine_loop.planted",
     ),
+    "vllm-traced": ("TracedVllmConnector", "embedding_cache_checker.engine_loop.traced"),
+    "plugin-traced": ("TracedPluginConnector", "embedding_cache_checker.engine_loop.traced"),
 }
 
 

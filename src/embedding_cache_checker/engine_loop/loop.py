@@ -25,13 +25,16 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..engine.result import held_entries
 from .engine import EngineSettings, build_scheduler
 from .recorder import ConnectorCounts, Recorder
 from .stream import ArrivalSpec, StepEvents, generate, make_request
 from .worker import V2Worker, WorkerCounts, WorkerFaults
+
+if TYPE_CHECKING:
+    from ..tracing import TraceStep
 
 #: The engine core's batch queue size with async scheduling.
 BATCH_QUEUE_SIZE = 2
@@ -48,6 +51,9 @@ class LoopSpec:
     stream: ArrivalSpec = field(default_factory=ArrivalSpec)
     faults: WorkerFaults = field(default_factory=WorkerFaults)
     idle_limit: int = 200
+    #: Record the engine's events beside the traced cache's calls (a ``-traced``
+    #: connector; the clock of ``traced`` moves one second per engine step).
+    record_events: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,12 @@ class EngineLoop:
         # It stands in the connector's slot and answers as the connector does.
         self.scheduler.ec_connector = self.recorder  # type: ignore[assignment]
         self.worker = V2Worker(spec.settings.ranks, spec.faults)
+        self.trace: list[TraceStep] | None = None
+        if spec.record_events:
+            from .traced import last_trace
+
+            self.trace = last_trace()
+            self.recorder.record(self.trace, self.worker)
         self.requests: dict[str, Any] = {}
         self.queue: collections.deque[tuple[Any, Any]] = collections.deque()
         self.schedule_seconds: list[float] = []
@@ -115,6 +127,10 @@ class EngineLoop:
     def step(self) -> None:
         """One engine-core step (``step`` or ``step_with_batch_queue``)."""
         self.steps += 1
+        if self.trace is not None:
+            from .traced import CLOCK
+
+            CLOCK.advance(1.0)
         scheduler = self.scheduler
         if not self.spec.settings.async_scheduling:
             if scheduler.has_requests():

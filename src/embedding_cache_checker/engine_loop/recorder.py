@@ -13,12 +13,26 @@ It also checks the order the older model of the scheduler (``engine.run``) assum
 against the real loop (``order_breaks``, 0 when the model's order holds): every
 item vLLM updates in a pass was checked in that pass, and a request's computed
 items are updated before its loaded ones.
+
+Recording (``record``), it also keeps the engine's events (``engine.events``), in
+the form the protocol trace check reads (``verify.protocol_steps``), beside the
+traced cache's calls: each pass's checks under one request name (the real loop
+records with one running request: ``traces``), the updates, an unscheduled pass,
+the reports, the metadata's saves (``computed``: the worker encodes the item this
+step, so it makes the save) and loads, the pass's end, and the worker's drops of
+the GPU encoder cache (``GpuFreed``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..engine import events as ev
+
+if TYPE_CHECKING:
+    from ..tracing import TraceStep
+    from .worker import V2Worker
 
 
 @dataclass
@@ -58,6 +72,21 @@ class Recorder:
         # The request whose updates are running, and whether one was a load yet.
         self._updating: str | None = None
         self._loading = False
+        #: The recorded events (``record``), else None.
+        self.events: list[ev.Event] | None = None
+        self._trace: list[TraceStep] = []
+        self._worker: V2Worker | None = None
+        self._inputs: dict[tuple[str, int], str] = {}
+        self.passes = 0
+
+    def record(self, trace: list[TraceStep], worker: V2Worker) -> None:
+        """Keep events from now on, placed in ``trace`` (the cache's calls); read
+        what the worker holds from ``worker``."""
+        self.events, self._trace, self._worker = [], trace, worker
+
+    def _emit(self, make: Any, *fields: Any) -> None:
+        if self.events is not None:
+            self.events.append(make(self.passes, len(self._trace), *fields))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.connector, name)
@@ -69,6 +98,7 @@ class Recorder:
         self._checked.add(identifier)
         if hit:
             self._hits.add(identifier)
+        self._emit(ev.Checked, f"p{self.passes}", identifier, hit)
         return hit
 
     def ensure_cache_available(self, *args: Any, **kwargs: Any) -> bool:
@@ -87,7 +117,9 @@ class Recorder:
         self._loading |= hit
         if hit:
             self._loaded.append(key)
+        self._inputs[(request.request_id, index)] = key
         self.connector.update_state_after_alloc(request, index)
+        self._emit(ev.Updated, f"p{self.passes}", key, hit)
 
     def update_state_after_free(self, request: Any, index: int) -> None:
         self.counts.frees += 1
@@ -97,8 +129,19 @@ class Recorder:
         self.counts.finished += 1
         return self.connector.request_finished(request)
 
+    def update_connector_output(self, connector_output: Any) -> None:
+        self.connector.update_connector_output(connector_output)
+        report = connector_output.ec_connector_worker_meta
+        if report is not None and (report.completed_saves or report.completed_loads):
+            saves, loads = tuple(report.completed_saves), tuple(report.completed_loads)
+            self._emit(ev.Reported, saves, loads)
+
     def build_connector_meta(self, scheduler_output: Any) -> Any:
+        if self._checked and not self._updated:
+            self._emit(ev.Unscheduled, f"p{self.passes}")
         meta = self.connector.build_connector_meta(scheduler_output)
+        if self.events is not None:
+            self._record_meta(scheduler_output, meta)
         c = self.counts
         c.loads += len(meta.loads)
         c.saves += len(meta.saves)
@@ -111,4 +154,25 @@ class Recorder:
         self._loaded.clear()
         self._updated.clear()
         self._updating = None
+        self._inputs.clear()
+        self.passes += 1
         return meta
+
+    def _record_meta(self, output: Any, meta: Any) -> None:
+        """The metadata's saves and loads, the pass's end, the worker's drops."""
+        assert self._worker is not None
+        freed = list(output.free_encoder_mm_hashes)
+        held = set(self._worker.encoder_cache) - set(freed)
+        encoded = {
+            self._inputs[(request_id, index)]
+            for request_id, indices in output.scheduled_encoder_inputs.items()
+            for index in indices
+            if (request_id, index) in self._inputs
+        } - held
+        for key, block_ids in meta.saves.items():
+            self._emit(ev.SaveDispatched, key, tuple(block_ids), key in encoded)
+        for key, (transfer_id, block_ids, _shape) in meta.loads.items():
+            self._emit(ev.LoadDispatched, key, transfer_id, tuple(block_ids))
+        self._emit(ev.StepEnded, 0.0)
+        for key in freed:
+            self._emit(ev.GpuFreed, key)

@@ -260,11 +260,12 @@ def _engine_trace(args: argparse.Namespace, tla_dir: Path) -> int:
 
     names = [n.strip() for n in args.engine_trace.split(",") if n.strip()]
     names = names or list(et.DEFAULT_SCHEDULERS)
-    unknown = [n for n in names if n not in et.SCHEDULERS]
+    known = [*et.SCHEDULERS, *et.LOOP_TRACES]
+    unknown = [n for n in names if n not in known]
     if unknown:
         print(
             f"embedding-cache tlc --engine-trace: unknown {unknown}; the schedulers "
-            f"are {', '.join(et.SCHEDULERS)}",
+            f"are {', '.join(known)}",
             file=sys.stderr,
         )
         return EXIT_SETUP

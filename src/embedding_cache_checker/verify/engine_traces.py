@@ -15,6 +15,13 @@ each two ways:
    CheckedHitPinnedProp, SaveOfComputedProp, the cache invariants and, at the end,
    SaveResolvedAtEndInv and LoadPinReleasedAtEndInv.
 
+The real loop (``LOOP_TRACES``, ``embedding_cache_checker.engine_loop.traces``) is
+checked the same way, with the model's GPU encoder cache (``GpuCache``; ``KeepRule``
+for the plugin): vLLM's engine-core scheduler, its GPU encoder cache in front of the
+connector, on a small random stream (accepted, both orders, both scheduler
+classes) and on the hand-written leak (``LEAK_SCRIPT``), where vLLM's order is
+rejected at ``SaveOfComputedProp`` and the plugin accepted.
+
 The schedulers (``SCHEDULERS``): vLLM's ``ECCPUScheduler`` on the project's cache
 (``vllm``: order "vllm"), the plugin (``plugin``: "safe"), and the plugin's planted bugs
 (``engine.planted``). What each must get from the protocol check (``expected``): vLLM's
@@ -26,6 +33,7 @@ planted bug is rejected.
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,8 +80,28 @@ DESCRIPTIONS = {
     "plugin": "the plugin's VerifiedECCPUScheduler (the safe order)",
     **{name: f"the plugin with a planted bug: {bug}" for name, bug in PLANTED.items()},
 }
+#: The real loop's recorded runs: (its scheduler in ``engine_loop.traces``, the leak
+#: script or the random stream, the protocol verdict it must get).
+LOOP_TRACES: dict[str, tuple[str, bool, str]] = {
+    "loop-vllm": ("loop-vllm", False, "accepted"),
+    "loop-plugin": ("loop-plugin", False, "accepted"),
+    "loop-vllm-sync": ("loop-vllm-sync", False, "accepted"),
+    "loop-plugin-sync": ("loop-plugin-sync", False, "accepted"),
+    "loop-vllm-leak": ("loop-vllm", True, "violated"),
+    "loop-plugin-leak": ("loop-plugin", True, "accepted"),
+}
+DESCRIPTIONS.update(
+    {
+        name: (
+            f"vLLM's real {'Scheduler' if 'sync' in name else 'AsyncScheduler'} with "
+            f"{'its ECCPUScheduler on the project cache' if 'vllm' in name else 'the plugin'}"
+            f"{', the GPU encoder cache leak script' if leak else ''}"
+        )
+        for name, (_, leak, _) in LOOP_TRACES.items()
+    }
+)
 #: What ``--engine-trace`` checks when no scheduler is named.
-DEFAULT_SCHEDULERS = ("vllm", "plugin")
+DEFAULT_SCHEDULERS = ("vllm", "plugin", "loop-vllm-leak", "loop-plugin-leak")
 
 
 @dataclass
@@ -197,7 +225,37 @@ def check_engine_traces(
     Raises:
         KeyError: an unknown scheduler; VllmMissingError: vLLM cannot be imported.
     """
-    return [check(record(name, settings, stream), tla_dir) for name in names]
+    return [
+        check_loop(name, tla_dir)
+        if name in LOOP_TRACES
+        else check(record(name, settings, stream), tla_dir)
+        for name in names
+    ]
+
+
+def check_loop(name: str, tla_dir: Path, timeout: float = 300.0) -> EngineTraceVerdict:
+    """Record real-loop run ``name`` (of ``LOOP_TRACES``) and check it both ways.
+    O(the run + TLC on the two traces).
+
+    Raises:
+        VllmMissingError: vLLM cannot be imported.
+    """
+    from ..engine_loop import traced
+    from ..engine_loop.model_dir import write_model_dir
+    from ..engine_loop.traces import LOOP_SCHEDULERS, record_loop
+
+    scheduler, leak, must = LOOP_TRACES[name]
+    model = write_model_dir(Path(tempfile.mkdtemp(prefix="embedding-cache-llava-")))
+    result, need, settings = record_loop(scheduler, model, leak=leak)
+    trace = traced.last_trace()
+    events = result.scheduler.ec_connector.events
+    [cache] = validate_traces([(trace, settings.ec_blocks, SEED_RULE)], tla_dir, timeout=timeout)
+    steps = protocol_steps(events, trace, settings.ec_blocks, settings.ranks)
+    order = LOOP_SCHEDULERS[scheduler][1]
+    record = ProtocolRecord(steps, settings.ec_blocks, order, need, settings.role, gpu_cache=True)
+    protocol = validate_protocol(record, tla_dir, timeout)
+    lost, never_made = result.connector.checked_hits_lost, result.worker.saves_never_made
+    return EngineTraceVerdict(name, settings.connector, lost, never_made, cache, protocol, must)
 
 
 def describe(settings: Settings, stream: StreamSpec) -> str:

@@ -19,7 +19,8 @@ steps the trace spec takes, one protocol action each (the table in the spec's he
 - ``Reported``: ``save_reported`` per reported save, ``load_reported`` per load whose
   last rank reported, each with the call on its key;
 - ``SaveDispatched``, ``LoadDispatched``, ``StepEnded``: ``save_dispatched``,
-  ``load_dispatched``, ``step_end``.
+  ``load_dispatched``, ``step_end``;
+- ``GpuFreed`` (the real loop's GPU encoder cache): ``gpu_free``.
 
 The mapping looks at what the record shows, never at what the model would do: a call
 it has no place for becomes an ``unexpected`` step, which the spec never takes, and a
@@ -56,6 +57,7 @@ MODEL_ACTIONS = {
     "save_dispatched": "the save its Produce dispatched",
     "load_dispatched": "the load's pin held",
     "step_end": "Idle",
+    "gpu_free": "GpuDrop",
     "unexpected": "none",
 }
 #: The calls a check or a consumer side pins with; the calls that release a pin.
@@ -140,6 +142,9 @@ class _Merger:
             self.reported(event, calls)
         elif isinstance(event, (ev.SaveDispatched, ev.LoadDispatched, ev.StepEnded)):
             self.built(event, calls)
+        elif isinstance(event, ev.GpuFreed):
+            self.unexpected(calls, "GpuFreed")
+            self.emit("gpu_free", f"GpuFreed(step {event.step}, {event.key})", event.key)
         else:  # StepBegan, Unscheduled: no call of their own
             self.unexpected(calls, type(event).__name__)
             if isinstance(event, ev.Unscheduled):

@@ -65,6 +65,9 @@ class ProtocolRecord:
     order: str  # the scheduler's order: "vllm" or "safe"
     need: Mapping[str, int]  # each item's size in blocks (its rows)
     role: str = "ec_both"
+    #: The run had vLLM's GPU encoder cache (the real loop): the model's GpuCache, and
+    #: its KeepRule for the safe order (the plugin's rule).
+    gpu_cache: bool = False
 
 
 @dataclass
@@ -143,6 +146,11 @@ def trace_data(record: ProtocolRecord, checks: Sequence[str] = CHECKS) -> tuple[
     return module, _config(record, keys, checks)
 
 
+def tla_bool(value: bool) -> str:
+    """``value`` as TLA+ writes it."""
+    return "TRUE" if value else "FALSE"
+
+
 def _config(record: ProtocolRecord, keys: Sequence[str], checks: Sequence[str]) -> str:
     """The trace config of ``trace_data``: the constants, the spec, ``checks``."""
     items = max([1] + [len(s.keys) for s in record.steps if s.act == "check"])
@@ -158,8 +166,8 @@ def _config(record: ProtocolRecord, keys: Sequence[str], checks: Sequence[str]) 
         f"    Roles = {{{roles}}}\n"
         f"    MaxItems = {min(items, len(keys))}\n"
         f"    Order = {tla_string(record.order)}\n"
-        "    GpuCache = FALSE\n"
-        "    KeepRule = FALSE\n"
+        f"    GpuCache = {tla_bool(record.gpu_cache)}\n"
+        f"    KeepRule = {tla_bool(record.gpu_cache and record.order == 'safe')}\n"
         "SPECIFICATION ProtocolTraceSpec\n"
         f"INVARIANTS TraceProgress {' '.join(c for c in checks if c in INVARIANTS)}\n"
     )
