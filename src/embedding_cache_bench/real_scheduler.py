@@ -43,6 +43,8 @@ from embedding_cache_checker.engine_loop.model_dir import write_model_dir
 from embedding_cache_checker.engine_loop.report import lockstep, timed
 from embedding_cache_vllm.version import SUPPORTED_VLLM_VERSION
 
+from . import optimum
+
 #: Byte units, by lower-case name.
 UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
 #: Pools measured by default: 1 GiB and 4 GiB.
@@ -133,6 +135,7 @@ def measure_pool(pool: Pool) -> dict[str, Any]:
     ]
     model_dir = write_model_dir(Path(tempfile.mkdtemp(prefix="embedding-cache-llava-")))
     results = lockstep(runs, pool.stream, model_dir)
+    bounds_of: dict[tuple[tuple[str, int], ...], dict[str, Any]] = {}
     rows: list[dict[str, Any]] = []
     for label, result in results:
         c, w, end = result.connector, result.worker, result.end
@@ -162,6 +165,7 @@ def measure_pool(pool: Pool) -> dict[str, Any]:
                 "engine_steps": result.engine_steps,
                 "steps_timed": len(times),
                 **_times(times, rows[0] if rows else None),
+                **_against_optimum(result.accesses, c.loads, pool.blocks, bounds_of),
             }
         )
     return {
@@ -175,6 +179,37 @@ def measure_pool(pool: Pool) -> dict[str, Any]:
         "seconds": time.perf_counter() - started,
         "rows": rows,
     }
+
+
+def _against_optimum(
+    accesses: Sequence[tuple[str, int]],
+    loads: int,
+    blocks: int,
+    known: dict[tuple[tuple[str, int], ...], dict[str, Any]],
+) -> dict[str, Any]:
+    """The bounds on the optimum's hits over the stream the run's cache served
+    (``optimum.foo_bounds``, no warm-up: the loads are counted from a cold pool), and
+    ``loads`` over each; ``known`` caches them per stream (the rows of a pool mostly
+    serve the same one). O(the linear program) once per distinct stream."""
+    stream = tuple(accesses)
+    if stream not in known:
+        try:
+            found = optimum.foo_bounds([k for k, _ in stream], [n for _, n in stream], blocks)
+        except optimum.BoundsUnavailableError as error:
+            known[stream] = {"bounds_unavailable": str(error)}
+        else:
+            known[stream] = {
+                "accesses": len(stream),
+                "distinct_items": len({k for k, _ in stream}),
+                "opt_lower": found.foo_lower,
+                "opt_upper": found.foo_upper,
+                "bounds_seconds": found.seconds,
+            }
+    out = dict(known[stream])
+    if "opt_lower" in out:
+        out["loads_vs_opt_lower"] = loads / out["opt_lower"] if out["opt_lower"] else None
+        out["loads_vs_opt_upper"] = loads / out["opt_upper"] if out["opt_upper"] else None
+    return out
 
 
 def _engine_fields(engine: EngineSettings) -> dict[str, Any]:

@@ -215,6 +215,8 @@ def _policy_hit_table(
                 f"{row['block_hit_ratio']:.1%}",
                 _times(row.get("block_hit_vs_fifo")),
                 _times(row.get("request_hit_vs_reference")),
+                _percent(row.get("hits_vs_opt_lower")),
+                _percent(row.get("hits_vs_opt_upper")),
                 f"{row['evictions']:,}",
                 f"{row['alloc_failures']:,}",
             ]
@@ -232,6 +234,8 @@ def _policy_hit_table(
                     f"{reference['block_hit_ratio']:.1%}",
                     "-",
                     "1.00x",
+                    "-",
+                    "-",
                     f"{chosen['evictions']:,}",
                     f"{chosen['bypasses']:,}",
                 ]
@@ -245,15 +249,66 @@ def _policy_hit_table(
         "block hit",
         f"vs {base}",
         "vs offline",
+        "of OPT lower",
+        "of OPT upper",
     ]
     lines += _table([*header, "evictions", "alloc fails"], hit_rows)
     if references:
         lines.append(
             "offline: the better of two policies that know the future (belady: farthest next "
             "request; belady-size: largest size x distance to it; both bypass what is never "
-            "requested again), a lower bound on the optimum; its alloc fails are bypasses"
+            "requested again), a heuristic; its alloc fails are bypasses"
         )
+    lines += _bounds_table(section.get("bounds", []))
     return lines
+
+
+def _percent(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.1%}"
+
+
+def _bounds_table(bounds: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The optimum's bounds per (workload, pool): OPT's hits lie between the two FOO
+    columns; the online column caps any policy that cannot see the future."""
+    if not bounds:
+        return []
+    rows = []
+    for row in bounds:
+        if "foo_lower" not in row:
+            rows.append([row["workload"], f"{row['num_blocks']:,}", row["unavailable"]])
+            continue
+        rows.append(
+            [
+                row["workload"],
+                f"{row['num_blocks']:,}",
+                f"{row['foo_lower']:,}",
+                f"{row['foo_upper']:,.0f}",
+                f"{row['gap']:.2%}",
+                f"{row['resource_upper']:,}",
+                f"{row['online_expected']:,.0f}",
+                _percent(row["online_vs_opt_lower"]),
+                f"{row['seconds']:.1f}",
+            ]
+        )
+    header = [
+        "workload",
+        "blocks",
+        "OPT lower",
+        "OPT upper",
+        "gap",
+        "PFOO-L",
+        "online cap",
+        "cap / OPT lower",
+        "s",
+    ]
+    return [
+        "",
+        "bounds on the optimum's hits over the counted requests (optimum.foo_bounds: the FOO "
+        "relaxation solved by HiGHS, and a schedule from it; PFOO-L: the paper's resource "
+        "bound; online cap: the most hits any policy that cannot see the future can expect, "
+        "the requests being drawn independently):",
+        *_table(header, rows),
+    ]
 
 
 def _policy_curve_table(

@@ -79,6 +79,19 @@ def catalogue(
     return keys, sizes, tuple(weights)
 
 
+def popularity(spec: StreamSpec) -> tuple[list[float], tuple[int, ...]]:
+    """Each catalogue item's chance to be any one request of ``spec``'s stream, and its
+    size: Zipf over the catalogue, times the share of requests that are not one-time
+    items. Requests are drawn independently of each other. O(items)."""
+    _, item_sizes, cum_weights = catalogue(spec.seed, spec.items)
+    scale = (1.0 - WORKLOADS[spec.workload]) / cum_weights[-1]
+    probabilities = [
+        (weight - (cum_weights[i - 1] if i else 0.0)) * scale
+        for i, weight in enumerate(cum_weights)
+    ]
+    return probabilities, item_sizes
+
+
 @functools.lru_cache(maxsize=4)
 def make_stream(spec: StreamSpec) -> Stream:
     """The request stream ``spec`` describes. Deterministic; O(requests x log items).

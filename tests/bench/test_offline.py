@@ -8,10 +8,10 @@ never does worse. Hypothesis draws the streams.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
+from exhaustive import optimum_hits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -30,27 +30,6 @@ from embedding_cache_bench import (
 def _stream(keys: list[str], sizes: dict[str, int], warmup: int = 0) -> streams.Stream:
     spec = streams.StreamSpec("reuse", len(keys), warmup, 0)
     return streams.Stream(spec, tuple(keys), tuple(sizes[key] for key in keys), "test")
-
-
-def optimum_hits(keys: list[str], sizes: dict[str, int], pool: int) -> int:
-    """The most hits any policy can get: every choice of what to keep after each request
-    (a subset of what was cached plus the requested item, within the pool), searched."""
-
-    @functools.cache
-    def best(i: int, cached: frozenset[str]) -> int:
-        if i == len(keys):
-            return 0
-        key = keys[i]
-        hit = 1 if key in cached else 0
-        candidates = sorted(cached | {key}) if sizes[key] <= pool else sorted(cached)
-        options = []
-        for mask in range(1 << len(candidates)):
-            kept = frozenset(c for bit, c in enumerate(candidates) if mask >> bit & 1)
-            if sum(sizes[c] for c in kept) <= pool:
-                options.append(best(i + 1, kept))
-        return hit + max(options)
-
-    return best(0, frozenset())
 
 
 requests = st.lists(st.sampled_from("abcde"), min_size=1, max_size=14)

@@ -226,6 +226,22 @@ def _check_hit_rows(section: dict[str, Any]) -> None:
             row["request_hit_ratio"] / baseline["request_hit_ratio"]
         )
     assert section["workloads"]["reuse"]["stream"] != section["workloads"]["scan"]["stream"]
+    _check_bounds(section)
+
+
+def _check_bounds(section: dict[str, Any]) -> None:
+    """Each table pool has its bounds, no configuration beats the upper one, and the
+    table rows carry their fractions of both (the curve's pools are not bounded)."""
+    found = {(row["workload"], row["num_blocks"]): row for row in section["bounds"]}
+    assert sorted(found) == sorted((w, p) for w in streams.WORKLOADS for p in section["pools"])
+    for row in section["hit_ratios"]:
+        bound = found.get((row["workload"], row["num_blocks"]))
+        if bound is None:
+            assert "hits_vs_opt_lower" not in row
+            continue
+        assert bound["foo_lower"] <= bound["foo_upper"] <= bound["resource_upper"]
+        assert row["hits"] <= bound["foo_upper"] + 1e-6
+        assert row["hits_vs_opt_lower"] == pytest.approx(row["hits"] / bound["foo_lower"])
 
 
 def _check_cost_rows(section: dict[str, Any]) -> None:
@@ -331,11 +347,20 @@ def test_targets_are_computed_from_the_rows() -> None:
         {"workload": "reuse", "num_blocks": 8, "policy": "x", "ns_per_op_ratio": 1.2,
          "same_mix_ratio": 1.4},
     ]  # fmt: skip
+    hit_rows[1]["hits_vs_opt_lower"] = 0.93
+    hit_rows[2]["hits_vs_opt_lower"] = 0.88
     checks = policies.targets(hit_rows, cost_rows, [8])
     summary = [(c["policy"], round(c["value"], 2), c["met"]) for c in checks]
-    assert summary == [("y", 1.4, True), ("x", 1.3, False), ("x", 1.6, False), ("x", 1.4, True)]
+    assert summary == [
+        ("y", 1.4, True),
+        ("x", 1.3, False),
+        ("x", 0.93, True),
+        ("x", 1.6, False),
+        ("x", 1.4, True),
+    ]
     assert checks[1]["margin"] == pytest.approx(-0.15)
-    assert "mix, 8 blocks" in checks[2]["check"]
+    assert "lower bound on the optimum, reuse" in checks[2]["check"]
+    assert "mix, 8 blocks" in checks[3]["check"]
 
 
 def test_bad_policy_options_are_rejected() -> None:

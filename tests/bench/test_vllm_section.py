@@ -90,16 +90,31 @@ def test_upstream_leaks_and_the_plugin_holds_nothing(measured: dict[str, Any]) -
         assert row["median_vs_upstream"] > 0 and row["p99_vs_upstream"] > 0
 
 
+def test_no_row_loads_more_than_the_optimum(measured: dict[str, Any]) -> None:
+    (pool,) = measured["vllm"]["pools"]
+    for row in pool["rows"]:
+        # No cache serves more hits than the optimum on the stream it was sent.
+        assert row["opt_lower"] <= row["opt_upper"]
+        assert row["loads"] <= row["opt_upper"] + 1e-6, row["cache"]
+        assert row["loads_vs_opt_lower"] == pytest.approx(row["loads"] / row["opt_lower"])
+        assert row["distinct_items"] <= row["accesses"]
+
+
 def test_the_table_has_the_rows_and_columns(table: str, measured: dict[str, Any]) -> None:
     lines = table.splitlines()
     assert "8,192 bytes" in lines[0]
     (pool,) = measured["vllm"]["pools"]
     heading = f"128 MiB pool = 16,384 blocks, catalogue 125 items, {STEPS} steps of arrivals ("
-    at = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    at = next(i for i, line in enumerate(lines) if line.startswith(heading)) + 1
+    first = pool["rows"][0]
+    assert lines[at].startswith(f"the cache served {first['accesses']:,} requests for ")
+    assert lines[at].endswith(f"lie in [{first['opt_lower']:,}, {first['opt_upper']:,.0f}]")
     assert re.split(r"\s{2,}", lines[at + 1]) == [
         "scheduler",
         "cache",
         "loads",
+        "of OPT lower",
+        "of OPT upper",
         "lost",
         "never made",
         "never ready",
@@ -113,10 +128,12 @@ def test_the_table_has_the_rows_and_columns(table: str, measured: dict[str, Any]
     for line, row in zip(body, pool["rows"], strict=True):
         cells = re.split(r"\s{2,}", line)
         # The same counts as the JSON run's: they are deterministic.
-        assert cells[:9] == [
+        assert cells[:11] == [
             row["scheduler"],
             row["cache"],
             f"{row['loads']:,}",
+            f"{row['loads_vs_opt_lower']:.1%}",
+            f"{row['loads_vs_opt_upper']:.1%}",
             f"{row['checked_hits_lost']:,}",
             f"{row['saves_never_made']:,}",
             f"{row['never_ready']:,}",
@@ -124,8 +141,8 @@ def test_the_table_has_the_rows_and_columns(table: str, measured: dict[str, Any]
             f"{row['held_blocks']:,}",
             "yes" if row["went_idle"] else "never",
         ]
-        assert cells[9].endswith("x") and cells[10].endswith("x")
-    assert re.split(r"\s{2,}", body[0])[9:] == ["1.00x", "1.00x"]
+        assert cells[11].endswith("x") and cells[12].endswith("x")
+    assert re.split(r"\s{2,}", body[0])[11:] == ["1.00x", "1.00x"]
     assert any(line.startswith("note: ") for line in lines)
 
 

@@ -86,6 +86,8 @@ class LoopResult:
     #: drain, whose length differs between connectors: a leak never drains).
     window_calls: int
     scheduler: Any
+    #: The (key, rows) stream the cache served (``Recorder.accesses``).
+    accesses: list[tuple[str, int]] = field(default_factory=list)
 
 
 class EngineLoop:
@@ -188,6 +190,7 @@ class EngineLoop:
             self.descheduled,
             self.window_calls or len(self.schedule_seconds),
             self.scheduler,
+            self.recorder.accesses,
         )
 
 

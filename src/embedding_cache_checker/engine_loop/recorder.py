@@ -7,7 +7,8 @@ pass, the checked hits vLLM then scheduled as loads (``update_state_after_alloc`
 of an item whose check said True in the same pass): a checked hit whose load the
 pass's metadata does not dispatch is lost (the worker then has no embeddings for
 it). It also keeps every key a save was dispatched for, to read the cache's end
-state through ``get``.
+state through ``get``, and the stream of items vLLM scheduled through the
+connector (``accesses``): the second-level stream the cache serves.
 
 It also checks the order the older model of the scheduler (``engine.run``) assumes
 against the real loop (``order_breaks``, 0 when the model's order holds): every
@@ -78,6 +79,10 @@ class Recorder:
         self._worker: V2Worker | None = None
         self._inputs: dict[tuple[str, int], str] = {}
         self.passes = 0
+        #: The cache's request stream as the loop made it: (key, rows) of each item
+        #: vLLM scheduled through the connector (a load or a computation), in order;
+        #: the GPU encoder cache in front has already served the rest.
+        self.accesses: list[tuple[str, int]] = []
 
     def record(self, trace: list[TraceStep], worker: V2Worker) -> None:
         """Keep events from now on, placed in ``trace`` (the cache's calls); read
@@ -118,6 +123,7 @@ class Recorder:
         if hit:
             self._loaded.append(key)
         self._inputs[(request.request_id, index)] = key
+        self.accesses.append((key, request.mm_features[index].mm_position.get_num_embeds()))
         self.connector.update_state_after_alloc(request, index)
         self._emit(ev.Updated, f"p{self.passes}", key, hit)
 
