@@ -57,11 +57,11 @@ def test_with_one_block_items_both_bounds_are_the_optimum(keys: list[str], pool:
 def fill_ignoring_the_pool() -> Iterator[None]:
     """A planted bug: the schedule keeps every interval, whatever the pool holds."""
     real = optimum._fill
-    optimum._fill = lambda found, pool, kept: len(found.starts)  # type: ignore[assignment]
+    optimum._fill = lambda found, pool, kept: len(found.starts)
     try:
         yield
     finally:
-        optimum._fill = real  # type: ignore[assignment]
+        optimum._fill = real
 
 
 def test_the_bracket_check_catches_a_lower_bound_that_overfills_the_pool() -> None:
