@@ -183,60 +183,80 @@ def test_stale_heap_items_are_dropped_and_the_heap_stays_small() -> None:
 # ---------------------------------------------------------------- verification
 
 
-def drive(policy: DensityPolicy, rng: random.Random, steps: int) -> None:
-    """Random events; every alloc's victims are the plan's; ``check`` holds throughout."""
-    pins: dict[str, int] = {}
-    sizes: dict[str, int] = {}
-    fresh = 0
-    for _ in range(steps):
-        roll = rng.random()
-        if roll < 0.3 or not pins:
-            key = f"k{rng.randint(0, fresh)}"
-            if key in pins:
-                continue
-            fresh += 1
-            sizes[key] = rng.randint(0, 3)
-            policy.admit(key, sizes[key])
-            if rng.random() < 0.1:
-                policy.forget(key)
-                continue
-            policy.ready(key, sizes[key])
-            pins[key] = 0
-        elif roll < 0.6:
-            key = rng.choice(sorted(pins))
-            if pins[key] == 0:
-                policy.hold(key)
-            policy.hit(key)
-            pins[key] += 1
-        elif roll < 0.8:
-            held = sorted(k for k, n in pins.items() if n > 0)
-            if held:
-                key = rng.choice(held)
-                pins[key] -= 1
-                if pins[key] == 0:
-                    policy.release(key, sizes[key])
-        else:
-            evictable_blocks = sum(sizes[k] for k, n in pins.items() if n == 0)
-            free = rng.randint(0, 2)
-            n = rng.randint(0, free + evictable_blocks)
-            plan = policy.checks().plan_victims(free, n, sizes.__getitem__)
-            got: list[str] = []
-            freed = 0
-            while free + freed < n:
-                key = policy.evict()
-                got.append(key)
-                freed += sizes.pop(key)
-                del pins[key]
-            assert plan.victims == tuple(got)
-            assert policy.checks().plan_holds(plan)
-        evictable = {k: sizes[k] for k, n in pins.items() if n == 0}
-        assert policy.checks().check({k: sizes[k] for k in pins}, evictable) is None
+class Driver:
+    """Random events on a policy, as the cache sends them: admits (some forgotten),
+    first and nested pins, unpins, allocs. Every alloc's victims are the plan's, the
+    plan holds afterwards, and ``check`` holds after every event."""
+
+    def __init__(self, policy: DensityPolicy, rng: random.Random) -> None:
+        self.policy, self.rng = policy, rng
+        self.pins: dict[str, int] = {}
+        self.sizes: dict[str, int] = {}
+        self.fresh = 0
+
+    def admit(self) -> None:
+        key = f"k{self.rng.randint(0, self.fresh)}"  # sometimes a key seen before
+        if key in self.pins:
+            return
+        self.fresh += 1
+        self.sizes[key] = self.rng.randint(0, 3)
+        self.policy.admit(key, self.sizes[key])
+        if self.rng.random() < 0.1:
+            self.policy.forget(key)
+            return
+        self.policy.ready(key, self.sizes[key])
+        self.pins[key] = 0
+
+    def pin(self) -> None:
+        key = self.rng.choice(sorted(self.pins))
+        if self.pins[key] == 0:
+            self.policy.hold(key)
+        self.policy.hit(key)
+        self.pins[key] += 1
+
+    def unpin(self) -> None:
+        held = sorted(k for k, n in self.pins.items() if n > 0)
+        if held:
+            key = self.rng.choice(held)
+            self.pins[key] -= 1
+            if self.pins[key] == 0:
+                self.policy.release(key, self.sizes[key])
+
+    def alloc(self) -> None:
+        evictable_blocks = sum(self.sizes[k] for k, n in self.pins.items() if n == 0)
+        free = self.rng.randint(0, 2)
+        n = self.rng.randint(0, free + evictable_blocks)
+        plan = self.policy.checks().plan_victims(free, n, self.sizes.__getitem__)
+        got: list[str] = []
+        freed = 0
+        while free + freed < n:
+            key = self.policy.evict()
+            got.append(key)
+            freed += self.sizes.pop(key)
+            del self.pins[key]
+        assert plan.victims == tuple(got)
+        assert self.policy.checks().plan_holds(plan)
+
+    def run(self, steps: int) -> None:
+        for _ in range(steps):
+            roll = self.rng.random()
+            if roll < 0.3 or not self.pins:
+                self.admit()
+            elif roll < 0.6:
+                self.pin()
+            elif roll < 0.8:
+                self.unpin()
+            else:
+                self.alloc()
+            sizes, pins = self.sizes, self.pins
+            evictable = {k: sizes[k] for k, n in pins.items() if n == 0}
+            assert self.policy.checks().check({k: sizes[k] for k in pins}, evictable) is None
 
 
 @pytest.mark.parametrize("seed", range(30))
 def test_plan_victims_is_what_evict_does(seed: int) -> None:
     params = {"scale": 4, "max_count": 3, "history_size": 2, "period": 5}
-    drive(DensityPolicy(64, **params), random.Random(seed), 300)
+    Driver(DensityPolicy(64, **params), random.Random(seed)).run(300)
 
 
 def test_joined_ok_wants_the_newest_at_its_density() -> None:

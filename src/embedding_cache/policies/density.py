@@ -269,10 +269,22 @@ class DensityChecks(PolicyChecks[DensityPolicy]):
         return VictimPlan(tuple(victims), freed, tuple(victims))
 
     def plan_holds(self, plan: VictimPlan) -> bool:
-        """No victim is counted as live any more. O(victims)."""
+        """After the alloc: no victim is counted as live; the victims still remembered
+        are the history's newest keys, in eviction order (halving or the bound may have
+        dropped some); the history is within its bound; and the key admitted last (the
+        newest key of ``count``) is not in the history (HistoryHoldsNoLiveKeyInv, for
+        the one key the alloc made live). O(victims)."""
+        p = self.policy
         victims = plan.expect
         assert isinstance(victims, tuple)
-        return not any(key in self.policy.count for key in victims)
+        if any(key in p.count for key in victims) or len(p.history) > p.history_size:
+            return False
+        kept = [key for key in victims if key in p.history]
+        newest = reversed(p.history)
+        if any(next(newest, None) != key for key in reversed(kept)):
+            return False
+        admitted = next(reversed(p.count), None)
+        return admitted is None or admitted not in p.history
 
     def joined_ok(self, key: str, before: int) -> str | None:
         """``key`` joined once, the newest, priced by its count and size. O(1)."""

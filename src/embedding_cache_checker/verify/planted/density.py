@@ -15,6 +15,10 @@ count (1..max_count); then the number of history keys and each one's count.
 The history keys (``h0``, ...) are remembered oldest first; the evictable
 entries join in key order. Built states use ``DENSITY_SMALL`` (the planted
 bugs' parameters), so densities tie and counts reach their cap within reach.
+
+Besides: EvictLowestDensityProp stated on one step of the code (``density_order``), for
+the replay: the rule's victims and joins (``order_kept``), and the use counts the
+step's events give, as the TLA+ check module's ghosts give them.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from embedding_cache.policies import EvictionPolicy
 from embedding_cache.policies.density import DensityPolicy
 
 from ...policies.base import MAX_ENTRIES, Bound, Entries, PolicyAdapter, pad
+from ..transition_properties import CodeTransition, evicted, order_kept
 from .bug import ORDER, PlantedBug, PlantedPolicy, policy_bug
 
 
@@ -141,14 +146,15 @@ BUGS: tuple[PlantedBug, ...] = (
     ),
     policy_bug(
         "DensityHistoryKeepsLive", DensityHistoryKeepsLive,
-        (), COMES_BACK,
-        "MCBugDensityHistoryKeepsLive", params=DENSITY_SMALL, why_blind=_WHY_BLIND,
+        (ORDER, "EvictableSetInv"), COMES_BACK,
+        "MCBugDensityHistoryKeepsLive", params=DENSITY_SMALL,
     ),
     policy_bug(
         "DensityHistoryUnbounded", DensityHistoryUnbounded,
-        (), (("alloc", "a", 1), ("discard", "a"), ("alloc", "b", 1), ("discard", "b")),
+        (ORDER, "EvictableSetInv"),
+        (("alloc", "a", 3), ("mark_ready", "a"), ("alloc", "b", 3), ("mark_ready", "b"),
+         ("alloc", "c", 3)),
         "MCBugDensityHistoryUnbounded", params={**DENSITY_SMALL, "history_size": 1},
-        why_blind=_WHY_BLIND,
     ),
 )  # fmt: skip
 
@@ -200,6 +206,67 @@ def _preimage(
     return [policy.ticks, *counts, len(history), *remembered], names
 
 
+def _remembered(history: list[list[object]], key: str, count: int, bound: int) -> None:
+    """``key`` leaves ``count`` in ``history`` (a list of [key, count], oldest first)."""
+    history.append([key, count])
+    del history[: max(0, len(history) - bound)]
+
+
+def density_counts(step: CodeTransition) -> str | None:
+    """The counts, history and ticks after ``step``, from the ones before and the step's
+    events alone (spec/policies/density.md): an alloc's victims, lowest (density, join
+    order) first, are remembered, then its key is admitted (remembered count + 1, capped)
+    with a tick; a discard remembers its key; a use adds 1 (capped) with a tick; the
+    ``period``-th tick halves every count. Written from the page, not from the policy's
+    hooks. O(entries + history)."""
+    p = step.after.policy
+    if not isinstance(p, DensityPolicy):
+        return None
+    was, now = step.before.checks.abstract(), step.after.checks.abstract()
+    count: dict[str, int] = dict(was["count"])
+    history = [[k, c] for k, c in was["history"]]
+    ticks = was["ticks"]
+    ticked = False
+    key = step.key
+    if step.allocated:
+        place = {k: i for i, k in enumerate(was["order"])}
+        sizes = {k: len(e.block_ids) for k, e in step.before.entries.items()}
+
+        def rank(k: str) -> tuple[int, int]:
+            return (p.scale * count[k] // max(sizes[k], 1), place.get(k, len(place)))
+
+        for victim in sorted(evicted(step), key=rank):
+            _remembered(history, victim, count.pop(victim), p.history_size)
+        back = next((c for k, c in history if k == key), 0)
+        history = [[k, c] for k, c in history if k != key]
+        count[key] = min(p.max_count, int(back) + 1)
+        ticked = True
+    elif step.op == "discard" and step.error is None and key in count:
+        _remembered(history, key, count.pop(key), p.history_size)
+    elif step.op in ("pin", "pin_if_ready") and step.error is None:
+        old, new = step.before.entries.get(key), step.after.entries.get(key)
+        if old is not None and new is not None and new.pin_count > old.pin_count:
+            count[key] = min(p.max_count, count[key] + 1)
+            ticked = True
+    if ticked:
+        ticks += 1
+        if ticks >= p.period:
+            ticks = 0
+            count = {k: max(1, c // 2) for k, c in count.items()}
+            history = [[k, int(c) // 2] for k, c in history if int(c) // 2 > 0]
+    want = (count, tuple((k, c) for k, c in history), ticks)
+    got = (now["count"], now["history"], now["ticks"])
+    if want != got:
+        return f"counts, history, ticks are {got}; the events give {want}"
+    return None
+
+
+def density_order(step: CodeTransition) -> str | None:
+    """EvictLowestDensityProp on one step of the code: the rule's victims and joins
+    (``order_kept``), and the counts the events give (``density_counts``)."""
+    return order_kept(step) or density_counts(step)
+
+
 ADAPTER = PolicyAdapter(
     name=DensityPolicy.name,
     factory=partial(DensityPolicy, **DENSITY_SMALL),
@@ -207,4 +274,5 @@ ADAPTER = PolicyAdapter(
     build=_build,
     listed=_listed,
     preimage=_preimage,
+    transition_properties={DensityPolicy.order_property: density_order},
 )
