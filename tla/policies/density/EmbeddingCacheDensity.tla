@@ -89,11 +89,14 @@ VictimPos(p, sz) ==
     IN  CHOOSE i \in DOMAIN p.order :
             \A j \in DOMAIN p.order : d(j) > d(i) \/ (d(j) = d(i) /\ j >= i)
 
+\* The history after victim k left count c (as a forgotten key's).
+EvictedHistory(h, k, c) == HistPush(h, k, c)
+
 EvictOne(p, sz) ==
     LET v == p.order[VictimPos(p, sz)]
     IN  [victim |-> v,
          p |-> [p EXCEPT !.count = Drop(@, v), !.order = Remove(@, v),
-                         !.history = HistPush(@, v, p.count[v])]]
+                         !.history = EvictedHistory(@, v, p.count[v])]]
 
 \* The policy state as the layers' views compare it (EmbeddingCacheLayer):
 \* finite as it is, so itself.

@@ -27,6 +27,7 @@ HoldKeepsOrder(p, k) == p
 \* the history.
 HistKeep(h, k) == h
 
-\* HistoryBoundInv: the history is never cut.
-NoTrim(h) == h
+\* HistoryBoundInv: a victim's count is appended to the history without
+\* cutting it (a forgotten key's is cut as it should be).
+EvictedUncut(h, k, c) == Append(h, <<k, c>>)
 =============================================================================

@@ -23,8 +23,11 @@ step's events give, as the TLA+ check module's ghosts give them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import partial
+from typing import Any
 
 from embedding_cache.policies import EvictionPolicy
 from embedding_cache.policies.density import DensityPolicy
@@ -98,14 +101,19 @@ class DensityHistoryKeepsLive(PlantedPolicy, DensityPolicy):
 
 
 class DensityHistoryUnbounded(PlantedPolicy, DensityPolicy):
-    """PLANTED BUG (DensityHistoryUnbounded): the history is never cut to ``history_size``
-    keys, so it grows with every key ever evicted."""
+    """PLANTED BUG (DensityHistoryUnbounded): ``evict`` puts the victim's count into the
+    history without cutting it to ``history_size`` keys (``forget`` still cuts), so it
+    grows with every key ever evicted."""
 
     __slots__ = ()
 
-    def _remember(self, key: str, count: int) -> None:
-        """O(1)."""
-        self.history[key] = count  # the bug: the oldest key beyond history_size stays
+    def evict(self) -> str:
+        """O(log K) amortized."""
+        bound, self.history_size = self.history_size, sys.maxsize  # the bug: no cut
+        try:
+            return super().evict()
+        finally:
+            self.history_size = bound
 
 
 #: Small density parameters: densities tie and counts reach their cap within a few steps.
@@ -144,10 +152,15 @@ BUGS: tuple[PlantedBug, ...] = (
         (), (("alloc", "a", 1), ("mark_ready", "a"), ("pin", "a")),
         "MCBugDensityNeverAges", params={**DENSITY_SMALL, "period": 2}, why_blind=_WHY_BLIND,
     ),
-    policy_bug(
-        "DensityHistoryKeepsLive", DensityHistoryKeepsLive,
-        (ORDER, "EvictableSetInv"), COMES_BACK,
-        "MCBugDensityHistoryKeepsLive", params=DENSITY_SMALL,
+    replace(
+        policy_bug(
+            "DensityHistoryKeepsLive", DensityHistoryKeepsLive,
+            (ORDER, "EvictableSetInv"), COMES_BACK,
+            "MCBugDensityHistoryKeepsLive", params=DENSITY_SMALL,
+        ),
+        blind=frozenset({"crosshair"}),
+        why_blind="CrossHair allocs a fresh symbolic key: it must guess a built history "
+        "key's name (h0, h1) for the admit to meet the history, and did not in its budget",
     ),
     policy_bug(
         "DensityHistoryUnbounded", DensityHistoryUnbounded,
@@ -206,54 +219,72 @@ def _preimage(
     return [policy.ticks, *counts, len(history), *remembered], names
 
 
-def _remembered(history: list[list[object]], key: str, count: int, bound: int) -> None:
+def _remembered(history: list[list[Any]], key: str, count: int, bound: int) -> None:
     """``key`` leaves ``count`` in ``history`` (a list of [key, count], oldest first)."""
     history.append([key, count])
     del history[: max(0, len(history) - bound)]
 
 
+#: A step's use counts: (count, history as [key, count] lists oldest first, ticks).
+_Counts = tuple[dict[str, int], list[list[Any]], int]
+
+
+def _admitted(step: CodeTransition, p: DensityPolicy, was: Mapping[str, Any]) -> _Counts:
+    """An alloc that returned an entry: its victims, lowest (density, join order) first,
+    remembered, then its key admitted (remembered count + 1, capped). O(entries)."""
+    count: dict[str, int] = dict(was["count"])
+    history = [[k, c] for k, c in was["history"]]
+    place = {k: i for i, k in enumerate(was["order"])}
+    sizes = {k: len(e.block_ids) for k, e in step.before.entries.items()}
+
+    def rank(k: str) -> tuple[int, int]:
+        return (p.scale * count[k] // max(sizes[k], 1), place.get(k, len(place)))
+
+    for victim in sorted(evicted(step), key=rank):
+        _remembered(history, victim, count.pop(victim), p.history_size)
+    back = next((c for k, c in history if k == step.key), 0)
+    history = [[k, c] for k, c in history if k != step.key]
+    count[step.key] = min(p.max_count, int(back) + 1)
+    return count, history, was["ticks"]
+
+
+def _used(step: CodeTransition) -> bool:
+    """A pin (or pin_if_ready) that took: a use. O(1)."""
+    if step.op not in ("pin", "pin_if_ready") or step.error is not None:
+        return False
+    old, new = step.before.entries.get(step.key), step.after.entries.get(step.key)
+    return old is not None and new is not None and new.pin_count > old.pin_count
+
+
+def _ticked(counts: _Counts, period: int) -> _Counts:
+    """One tick; the ``period``-th halves every count. O(entries + history)."""
+    count, history, ticks = counts
+    ticks += 1
+    if ticks < period:
+        return count, history, ticks
+    halved = {k: max(1, c // 2) for k, c in count.items()}
+    return halved, [[k, int(c) // 2] for k, c in history if int(c) // 2 > 0], 0
+
+
 def density_counts(step: CodeTransition) -> str | None:
     """The counts, history and ticks after ``step``, from the ones before and the step's
-    events alone (spec/policies/density.md): an alloc's victims, lowest (density, join
-    order) first, are remembered, then its key is admitted (remembered count + 1, capped)
-    with a tick; a discard remembers its key; a use adds 1 (capped) with a tick; the
-    ``period``-th tick halves every count. Written from the page, not from the policy's
-    hooks. O(entries + history)."""
+    events alone (spec/policies/density.md): an alloc's victims are remembered and its
+    key admitted, with a tick; a discard remembers its key; a use adds 1 (capped) with a
+    tick; the ``period``-th tick halves every count. Written from the page, not from the
+    policy's hooks. O(entries + history)."""
     p = step.after.policy
     if not isinstance(p, DensityPolicy):
         return None
     was, now = step.before.checks.abstract(), step.after.checks.abstract()
-    count: dict[str, int] = dict(was["count"])
-    history = [[k, c] for k, c in was["history"]]
-    ticks = was["ticks"]
-    ticked = False
-    key = step.key
+    counts: _Counts = (dict(was["count"]), [[k, c] for k, c in was["history"]], was["ticks"])
     if step.allocated:
-        place = {k: i for i, k in enumerate(was["order"])}
-        sizes = {k: len(e.block_ids) for k, e in step.before.entries.items()}
-
-        def rank(k: str) -> tuple[int, int]:
-            return (p.scale * count[k] // max(sizes[k], 1), place.get(k, len(place)))
-
-        for victim in sorted(evicted(step), key=rank):
-            _remembered(history, victim, count.pop(victim), p.history_size)
-        back = next((c for k, c in history if k == key), 0)
-        history = [[k, c] for k, c in history if k != key]
-        count[key] = min(p.max_count, int(back) + 1)
-        ticked = True
-    elif step.op == "discard" and step.error is None and key in count:
-        _remembered(history, key, count.pop(key), p.history_size)
-    elif step.op in ("pin", "pin_if_ready") and step.error is None:
-        old, new = step.before.entries.get(key), step.after.entries.get(key)
-        if old is not None and new is not None and new.pin_count > old.pin_count:
-            count[key] = min(p.max_count, count[key] + 1)
-            ticked = True
-    if ticked:
-        ticks += 1
-        if ticks >= p.period:
-            ticks = 0
-            count = {k: max(1, c // 2) for k, c in count.items()}
-            history = [[k, int(c) // 2] for k, c in history if int(c) // 2 > 0]
+        counts = _ticked(_admitted(step, p, was), p.period)
+    elif step.op == "discard" and step.error is None and step.key in counts[0]:
+        _remembered(counts[1], step.key, counts[0].pop(step.key), p.history_size)
+    elif _used(step):
+        counts[0][step.key] = min(p.max_count, counts[0][step.key] + 1)
+        counts = _ticked(counts, p.period)
+    count, history, ticks = counts
     want = (count, tuple((k, c) for k, c in history), ticks)
     got = (now["count"], now["history"], now["ticks"])
     if want != got:
