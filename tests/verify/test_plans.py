@@ -190,7 +190,10 @@ def test_a_missing_planted_replay_or_trace_module_is_named(tmp_path: Path) -> No
 
 def test_a_bad_replay_kind_is_refused(tmp_path: Path) -> None:
     def edit(data: dict[str, Any]) -> None:
-        data["replay_models"][0]["replay"] = "partial"
+        # fifo's first replay model (not the list's first: the policies are in
+        # registry order, and another policy's name may sort before fifo's).
+        first = next(m for m in data["replay_models"] if m.get("policy") == "fifo")
+        first["replay"] = "partial"
 
     with pytest.raises(PlanError, match="replay must be 'full' or 'bounded', not 'partial'"):
         plan_for("fifo", _copy(tmp_path, edit))

@@ -294,9 +294,17 @@ class TracedCacheMachine(CacheMachine):
 
 
 #: The parameters the machines draw: gdsf's default scale (2**32) is beyond TLC's integers.
+#: Any other policy: its plan's trace parameters (those its clean traces are recorded with,
+#: so a policy whose defaults TLC cannot hold, as density's scale 2**32, is traced at
+#: the sizes its policy.json gives), found from the registry.
 MACHINE_PARAMS = {
     "gdsf": st.sampled_from([{"scale": 2, "max_freq": 2}, {"scale": 8, "max_freq": 3}])
 }
+
+
+def _machine_params(policy: str) -> st.SearchStrategy[dict[str, int]]:
+    drawn = MACHINE_PARAMS.get(policy)
+    return drawn if drawn is not None else st.just(dict(PLANS[policy].trace_params))
 
 
 def _machine(policy: str) -> type[TracedCacheMachine]:
@@ -305,7 +313,7 @@ def _machine(policy: str) -> type[TracedCacheMachine]:
         (TracedCacheMachine,),
         {
             "policy_class": EVICTION_POLICIES[policy],
-            "params": MACHINE_PARAMS.get(policy, st.just({})),
+            "params": _machine_params(policy),
             "verdicts": [],
             "traces": [],
         },
