@@ -20,7 +20,8 @@ def runs_of(ids: Sequence[int]) -> list[Run]:
     usually is one). Otherwise a walk over the ids when there are at most
     ``WALK_LIMIT``, else O(runs x log run length): ``ids[j] - j`` never falls
     along ascending unique ids and stays constant exactly within a run, so each
-    run's end is found by galloping, then binary search, not by a walk.
+    run's end is found by galloping, then binary search, not by a walk, and the
+    last run by its ends alone.
     """
     count = len(ids)
     if not count:
@@ -42,6 +43,9 @@ def runs_of(ids: Sequence[int]) -> list[Run]:
     while i < count:
         start = ids[i]
         base = start - i  # ids[j] - j == base exactly for the j of this run
+        if last - (count - 1) == base:  # so is the last id's: the rest is one run
+            out.append((start, last + 1))
+            return out
         lo, step = i, 1  # ids[lo] is in the run; gallop until an index is not
         while i + step < count and ids[i + step] - (i + step) == base:
             lo = i + step
