@@ -188,10 +188,23 @@ def test_the_plugin_with_two_ranks_and_late_reports(label: str) -> None:
     assert result.connector.loads > 0 and result.preemptions > 0
 
 
+class FakePosition:
+    """vLLM's `PlaceholderRange` as the recorder reads it: its embedding count."""
+
+    def get_num_embeds(self) -> int:
+        return 4
+
+
+class FakeFeature:
+    def __init__(self, identifier: str) -> None:
+        self.identifier = identifier
+        self.mm_position = FakePosition()
+
+
 class FakeRequest:
     def __init__(self, request_id: str, keys: list[str]) -> None:
         self.request_id = request_id
-        self.mm_features = [type("F", (), {"identifier": k})() for k in keys]
+        self.mm_features = [FakeFeature(k) for k in keys]
 
 
 class FakeConnector:
@@ -215,6 +228,7 @@ def test_the_order_check_catches_an_order_the_model_does_not_make() -> None:
     good.update_state_after_alloc(request, 1)  # computed first
     good.update_state_after_alloc(request, 0)  # then the load
     assert good.counts.order_breaks == 0
+    assert good.accesses == [("miss", 4), ("hit", 4)]
     bad = Recorder(FakeConnector({"hit"}))
     bad.has_cache_item("hit")
     bad.has_cache_item("miss")
