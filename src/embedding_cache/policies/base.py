@@ -147,6 +147,49 @@ class EvictionPolicy(ABC):
 P = TypeVar("P", bound=EvictionPolicy)
 
 
+#: The value a ``MembersPolicy`` keeps for each evictable key (its ordering data).
+V = TypeVar("V")
+
+
+class MembersPolicy(EvictionPolicy, Generic[V]):
+    """A policy whose evictable set is the keys of one dict, ``members`` (each key's
+    ordering data as its value; its subclass's ``ready`` and ``release`` fill it and
+    ``evict`` empties it). Membership, the count and ``hold`` are that dict's, in
+    one place for every such policy (gdsf, density)."""
+
+    __slots__ = ("members",)
+
+    def __init__(self, num_blocks: int = 0) -> None:
+        """No key evictable yet. O(1)."""
+        super().__init__(num_blocks)
+        #: Evictable key -> its ordering data.
+        self.members: dict[str, V] = {}
+
+    def hold(self, key: str) -> None:
+        """Leave the evictable set; any index of the subclass goes stale. O(1)."""
+        del self.members[key]
+
+    def hooks(self) -> Hooks:
+        """As the base's, but ``hold`` is the members dict's own C-level ``__delitem__``
+        (a pin is frequent), unless a subclass overrides ``hold``."""
+        hooks = super().hooks()
+        if type(self).hold is MembersPolicy.hold:
+            hooks = hooks._replace(hold=self.members.__delitem__)
+        return hooks
+
+    def __len__(self) -> int:
+        """How many entries are evictable. O(1)."""
+        return len(self.members)
+
+    def __contains__(self, key: object) -> bool:
+        """True when ``key`` is evictable. O(1)."""
+        return key in self.members
+
+    def evictable_keys(self) -> Iterable[str]:
+        """The evictable keys, in the dict's order. O(1) for the view."""
+        return self.members.keys()
+
+
 class PolicyChecks(ABC, Generic[P]):
     """The verification side of one policy: what the checks read of it, never a hook.
 

@@ -34,10 +34,10 @@ event when ``period`` >= K + H; the worst case of one call is O(K + H).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, MoreVictims, PolicyChecks, SizeOf, VictimPlan
+from .base import MembersPolicy, MoreVictims, PolicyChecks, SizeOf, VictimPlan
 
 #: Heap items: (priority, join sequence number, key).
 _Item = tuple[int, int, str]
@@ -67,7 +67,7 @@ def default_period(num_blocks: int) -> int:
     return max(16, num_blocks // 4)
 
 
-class DensityPolicy(EvictionPolicy):
+class DensityPolicy(MembersPolicy[tuple[int, int, int]]):
     """Lowest use density first, counts kept in a history, periodic halving (module docstring)."""
 
     name = "density"
@@ -80,7 +80,6 @@ class DensityPolicy(EvictionPolicy):
         "history",
         "history_size",
         "max_count",
-        "members",
         "period",
         "scale",
         "ticks",
@@ -96,6 +95,7 @@ class DensityPolicy(EvictionPolicy):
         period: int | None = None,
     ) -> None:
         """Raises ValueError (or TypeError) naming a parameter out of its range (type)."""
+        super().__init__(num_blocks)
         self.scale = _positive("scale", scale, 1)
         self.max_count = _positive("max_count", max_count, 1)
         if history_size is None:
@@ -110,8 +110,8 @@ class DensityPolicy(EvictionPolicy):
         self.history: dict[str, int] = {}
         #: Admits and hits since the last halving, 0 .. period - 1.  (TLA+: ticks)
         self.ticks = 0
-        #: Evictable key -> (priority, join sequence number, size).  (TLA+: order)
-        self.members: dict[str, tuple[int, int, int]] = {}
+        # members (the base's): evictable key -> (priority, join sequence number,
+        # size).  (TLA+: order)
         self._heap: list[_Item] = []
         self._seq = 0
 
@@ -189,18 +189,6 @@ class DensityPolicy(EvictionPolicy):
             self.count[key] = c + 1
         self._tick()
 
-    def hold(self, key: str) -> None:
-        """Leave E; the key's heap item goes stale. O(1)."""
-        del self.members[key]
-
-    def hooks(self) -> Hooks:
-        """As the base's, but ``hold`` is the members dict's own ``__delitem__`` (a pin is
-        frequent; unless a subclass overrides ``hold``)."""
-        hooks = super().hooks()
-        if type(self).hold is DensityPolicy.hold:
-            hooks = hooks._replace(hold=self.members.__delitem__)
-        return hooks
-
     def evict(self) -> str:
         """Pop the lowest valid (prio, seq); its count goes into the history. O(log K)
         amortized."""
@@ -212,15 +200,6 @@ class DensityPolicy(EvictionPolicy):
                 del members[key]
                 self._remember(key, self.count.pop(key))
                 return key
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.members
-
-    def evictable_keys(self) -> Iterable[str]:
-        return self.members.keys()
 
 
 class DensityChecks(PolicyChecks[DensityPolicy]):

@@ -31,36 +31,37 @@ number of live keys, never the pool size.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, MoreVictims, PolicyChecks, SizeOf, VictimPlan
+from .base import MembersPolicy, MoreVictims, PolicyChecks, SizeOf, VictimPlan
 
 #: Heap items: (priority, join sequence number, key).
 _Item = tuple[int, int, str]
 
 
-class GdsfPolicy(EvictionPolicy):
+class GdsfPolicy(MembersPolicy[tuple[int, int]]):
     """GreedyDual-Size-Frequency over the evictable entries (see the module docstring)."""
 
     name = "gdsf"
     order_property = "EvictLowestPriorityProp"
 
-    __slots__ = ("_heap", "_queued", "_seq", "clock", "freq", "max_freq", "members", "scale")
+    __slots__ = ("_heap", "_queued", "_seq", "clock", "freq", "max_freq", "scale")
 
     def __init__(
         self, num_blocks: int = 0, *, scale: int = 1 << 32, max_freq: int = 1 << 16
     ) -> None:
         if scale < 1 or max_freq < 1:
             raise ValueError(f"gdsf: scale and max_freq must be >= 1, got {scale}, {max_freq}")
+        super().__init__(num_blocks)
         self.scale = scale
         self.max_freq = max_freq
         #: The inflation value L: the priority of the last victim.  (TLA+: clock)
         self.clock = 0
         #: Ready live key -> its use count, 1 .. max_freq.  (TLA+: freq)
         self.freq: dict[str, int] = {}
-        #: Evictable key -> its true (priority, join sequence number).  (TLA+: prio, order)
-        self.members: dict[str, tuple[int, int]] = {}
+        # members (the base's): evictable key -> its true (priority, join sequence
+        # number).  (TLA+: prio, order)
         #: Key -> its one heap item, a lower bound of its truth while it is evictable.
         self._queued: dict[str, _Item] = {}
         self._heap: list[_Item] = []
@@ -90,18 +91,6 @@ class GdsfPolicy(EvictionPolicy):
         if count < self.max_freq:
             self.freq[key] = count + 1
 
-    def hold(self, key: str) -> None:
-        """Leave the evictable set; the key's heap item stays until evict meets it. O(1)."""
-        del self.members[key]
-
-    def hooks(self) -> Hooks:
-        """As the base's, but ``hold`` is the members dict's own C-level ``__delitem__``
-        (a pin is frequent; unless a subclass overrides ``hold``)."""
-        hooks = super().hooks()
-        if type(self).hold is GdsfPolicy.hold:
-            hooks = hooks._replace(hold=self.members.__delitem__)
-        return hooks
-
     def evict(self) -> str:
         """Pop the lowest (priority, sequence); raise the clock to it. O(log K) amortized."""
         heap, members, queued = self._heap, self.members, self._queued
@@ -121,15 +110,6 @@ class GdsfPolicy(EvictionPolicy):
                 fresh = (truth[0], truth[1], key)
                 queued[key] = fresh
                 heapq.heapreplace(heap, fresh)
-
-    def __len__(self) -> int:
-        return len(self.members)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.members
-
-    def evictable_keys(self) -> Iterable[str]:
-        return self.members.keys()
 
 
 class GdsfChecks(PolicyChecks[GdsfPolicy]):
