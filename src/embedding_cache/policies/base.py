@@ -26,7 +26,7 @@ is judged by the real policy's checks.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 #: Looks up the block count of a live key (the cache's entries).
@@ -188,6 +188,25 @@ class MembersPolicy(EvictionPolicy, Generic[V]):
     def evictable_keys(self) -> Iterable[str]:
         """The evictable keys, in the dict's order. O(1) for the view."""
         return self.members.keys()
+
+
+def take_in_order(
+    keys: Iterator[str], free: int, n: int, size_of: SizeOf, more: MoreVictims | None
+) -> tuple[list[str], int]:
+    """The victims a plan takes from ``keys`` (the evictable keys in the rule's order),
+    and their blocks: keys while ``free`` + their blocks < ``n``, then while ``more``
+    asks for one more (contiguity's extras, SPEC.md section 14), until ``keys`` runs
+    out. ``keys`` is left just past the last victim, so the caller may read the next
+    key (a survivor). O(victims) plus what ``keys`` costs."""
+    victims: list[str] = []
+    freed = 0
+    while free + freed < n or (more is not None and more(victims)):
+        key = next(keys, None)
+        if key is None:  # no victim left: contiguity's extras, or EvictableCountInv broken
+            break
+        victims.append(key)
+        freed += size_of(key)
+    return victims, freed
 
 
 class PolicyChecks(ABC, Generic[P]):

@@ -37,7 +37,7 @@ import heapq
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .base import MembersPolicy, MoreVictims, PolicyChecks, SizeOf, VictimPlan
+from .base import MembersPolicy, MoreVictims, PolicyChecks, SizeOf, VictimPlan, take_in_order
 
 #: Heap items: (priority, join sequence number, key).
 _Item = tuple[int, int, str]
@@ -236,15 +236,8 @@ class DensityChecks(PolicyChecks[DensityPolicy]):
 
         Expect: the victims (none of them live afterwards). O(k log k).
         """
-        victims: list[str] = []
-        freed = 0
         keys = self._ascending()
-        while free + freed < n or (more is not None and more(victims)):
-            key = next(keys, None)
-            if key is None:  # no victim left: contiguity's extras, or EvictableCountInv broken
-                break
-            victims.append(key)
-            freed += size_of(key)
+        victims, freed = take_in_order(keys, free, n, size_of, more)
         return VictimPlan(tuple(victims), freed, tuple(victims))
 
     def plan_holds(self, plan: VictimPlan) -> bool:

@@ -14,7 +14,15 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .base import EvictionPolicy, Hooks, MoreVictims, PolicyChecks, SizeOf, VictimPlan
+from .base import (
+    EvictionPolicy,
+    Hooks,
+    MoreVictims,
+    PolicyChecks,
+    SizeOf,
+    VictimPlan,
+    take_in_order,
+)
 
 
 class FifoPolicy(EvictionPolicy):
@@ -81,15 +89,8 @@ class FifoChecks(PolicyChecks[FifoPolicy]):
 
         O(victims): reads the queue from the head, evicts nothing.
         """
-        victims: list[str] = []
-        freed = 0
         keys = iter(self.policy.queue)
-        while free + freed < n or (more is not None and more(victims)):
-            key = next(keys, None)
-            if key is None:  # no victim left: contiguity's extras, or EvictableCountInv broken
-                break
-            victims.append(key)
-            freed += size_of(key)
+        victims, freed = take_in_order(keys, free, n, size_of, more)
         survivor = next(keys, None)
         return VictimPlan(tuple(victims), freed, survivor)
 
