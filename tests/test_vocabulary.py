@@ -19,13 +19,16 @@ backticked repository path exists.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import builtins
 import importlib
 import inspect
+import io
 import json
 import re
 import sys
+import tokenize
 from collections.abc import Collection
 from functools import cache
 from pathlib import Path
@@ -33,6 +36,7 @@ from pathlib import Path
 import pytest
 
 from embedding_cache import EVICTION_POLICIES, contracts, invariants
+from embedding_cache_checker.cli import build_parser
 from embedding_cache_checker.tlc.families import GENERATED_DIR, derive, policy_entries
 from embedding_cache_checker.tlc.manifest import MANIFEST_NAME, PASS, find_tla_dir, load_manifest
 from embedding_cache_checker.tlc.simulate import simulation_models
@@ -339,8 +343,8 @@ MEASURED_POINTER = re.compile(r'docs/MEASURED\.md, "([^"]+)"')
 
 def missing_headings(code: str, measured: str) -> list[str]:
     """The headings ``code`` points to in ``measured`` that it does not have. Comment
-    markers at line breaks are read as spaces. O(text)."""
-    flat = re.sub(r"\s*\n\s*(?:#:?\s*)?", " ", code)
+    markers at line breaks are read as spaces, a string's escaped quotes as quotes. O(text)."""
+    flat = re.sub(r"\s*\n\s*(?:#:?\s*)?", " ", code).replace("\\'", "'").replace('\\"', '"')
     headings = [
         line.lstrip("#").strip().replace("`", "")
         for line in measured.splitlines()
@@ -630,3 +634,86 @@ def test_a_stale_path_is_caught_and_live_ones_pass() -> None:
         (2, "admission/models/MCAdmission<Policy>.tla"),
         (3, "bench/contiguity.token"),
     ]
+
+
+# --------------------------------------------------------- no timing in src/
+#
+# A measured time belongs in docs/MEASURED.md, with its date and commit, and the code
+# points there (``docs/MEASURED.md, "Heading"``): a figure in a docstring, a comment
+# or a command's ``--help`` goes stale unseen. A measured time is a duration (``20 s``,
+# ``2-3 minutes``) after ``about``, ``~``, ``took``, ``sized for``, ``over``, ... or
+# before ``on 2 cores``, ``of CPU``, ``the first time``; a duration that is a setting
+# (``its 5 s time limit``, ``every 5 to 100 ms``, vLLM's ``30 s`` deadline) is not.
+
+DURATION = (
+    r"\d[\d.,]*(?:\s*[-\u2013]\s*\d[\d.,]*)?\s*(?:s|secs?|seconds?|mins?|minutes?|ms|h|hours?)\b"
+)
+MEASURED_TIME = re.compile(
+    rf"(?:~|≈|\babout\s|\baround\s|\broughly\s|\btook\s|\btakes\s|\bsized for\s|\bover\s"
+    rf"|\bunder\s)\s*{DURATION}|{DURATION}\s+(?:on (?:\d+|two) cores|of CPU|the first time"
+    rf"|of wall time)",
+    re.I,
+)
+
+
+def code_texts(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every comment and string of ``source`` (docstrings and help text
+    among them; an f-string's literal parts joined), whitespace folded. O(source)."""
+    found = [
+        (token.start[0], token.string)
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    ]
+    tree = ast.parse(source)
+    joined: set[int] = set()  # an f-string's parts: read with it, not again
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            parts = [v for v in node.values if isinstance(v, ast.Constant)]
+            joined |= {id(v) for v in parts}
+            found.append((node.lineno, "{}".join(str(v.value) for v in parts)))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in joined
+        ):
+            found.append((node.lineno, node.value))
+    return [(line, re.sub(r"\s+", " ", text)) for line, text in found]
+
+
+def measured_times(text: str) -> list[str]:
+    """The measured times ``text`` states, pointers into MEASURED.md left out. O(text)."""
+    return [m.group().strip() for m in MEASURED_TIME.finditer(MEASURED_POINTER.sub("", text))]
+
+
+def test_no_measured_time_in_the_codes_text() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {figure}"
+        for path in sorted((ROOT / "src").rglob("*.py"))
+        for line, text in code_texts(path.read_text(encoding="utf-8"))
+        for figure in measured_times(text)
+    ]
+    assert found == [], "timings in src/ (move them to docs/MEASURED.md):\n" + "\n".join(found)
+
+
+def test_no_measured_time_in_any_commands_help() -> None:
+    """Every subcommand's ``--help``, as argparse renders it."""
+    parser = build_parser()
+    commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    helps = {name: sub.format_help() for name, sub in commands[0].choices.items()}
+    assert {"verify", "tlc", "bench"} <= set(helps)
+    found = {name: measured_times(re.sub(r"\s+", " ", text)) for name, text in helps.items()}
+    assert {name: times for name, times in found.items() if times} == {}
+
+
+def test_a_measured_time_is_caught_and_a_setting_is_not() -> None:
+    """Non-vacuity: the figures that were in src/ are caught, settings are not."""
+    source = (
+        '"""Import vLLM (~20 s the first time)."""\n'
+        "# 120,000 + 40,000 took 325 s of CPU here\n"
+        'HELP = f"{n} rounds: about " "2-3 minutes on 2 cores"\n'
+        "# its 5 s time limit; every 5 to 100 ms; a 30 s deadline\n"
+        '# (docs/MEASURED.md, "The whole run within its 15 minutes")\n'
+    )
+    found = [f for _, text in code_texts(source) for f in measured_times(text)]
+    assert sorted(found) == sorted(["~20 s", "took 325 s", "about 2-3 minutes"])
