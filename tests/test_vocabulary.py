@@ -434,31 +434,40 @@ def _policy_suffixes() -> tuple[frozenset[str], frozenset[str]]:
     )
 
 
-@cache
-def tla_known_names() -> frozenset[str]:
-    """Every name tla/ defines and the launcher derives, and the project's Python
-    names. O(files), once."""
-    tla_dir = find_tla_dir()
+def _tla_dir_names(tla_dir: Path) -> set[str]:
+    """The modules and configs of tla/ (the generated ones left out) and what its
+    modules define or declare. O(files)."""
     found: set[str] = set()
     for path in tla_dir.rglob("*"):
         if path.suffix in (".tla", ".cfg") and GENERATED_DIR not in path.relative_to(tla_dir).parts:
             found.add(path.stem)
             if path.suffix == ".tla":
                 found |= tla_definitions(path.read_text(encoding="utf-8"))
+    return found
+
+
+def _derived_names(tla_dir: Path) -> set[str]:
+    """What the launcher derives: every model's name, the families' roots and configs
+    and what the roots define, the simulation models, the policies' suffixes (the
+    families' ``{Policy}``). O(policies x families)."""
     manifest = json.loads((tla_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
-    for section in ("models", "replay_models"):
-        found |= {str(m["name"]) for m in manifest.get(section, ())}
+    found: set[str] = set()
+    sections = ("models", "replay_models")
+    for entry in (manifest, *policy_entries(tla_dir)):
+        found |= {str(m["name"]) for section in sections for m in entry.get(section, ())}
     for policy in policy_entries(tla_dir):
-        for section in ("models", "replay_models"):
-            found |= {str(m["name"]) for m in policy.get(section, ())}
         for model in derive(manifest.get("families", ()), policy):
             found.add(str(model.entry["name"]))
+            found |= {Path(file).stem for file in model.files}
             for file, text in model.files.items():
-                found.add(Path(file).stem)
-                if file.endswith(".tla"):
-                    found |= tla_definitions(text)
+                found |= tla_definitions(text) if file.endswith(".tla") else set()
     found |= {sim.name for sim in simulation_models(load_manifest(tla_dir))}
-    found |= _policy_suffixes()[1]  # the launcher's {Policy}
+    return found | _policy_suffixes()[1]
+
+
+def _python_names() -> set[str]:
+    """Every class, function and name bound or imported in src/ and tests/. O(files)."""
+    found: set[str] = set()
     for base in (ROOT / "src", ROOT / "tests"):
         for path in base.rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -468,7 +477,21 @@ def tla_known_names() -> frozenset[str]:
                     found.add(node.id)
                 elif isinstance(node, ast.alias):
                     found.add(node.asname or node.name.rpartition(".")[2])
-    return frozenset(found | _names() | set(dir(builtins)))
+    return found
+
+
+@cache
+def tla_known_names() -> frozenset[str]:
+    """Every name tla/ defines and the launcher derives, the project's Python names,
+    the vocabulary's and the builtins. O(files), once."""
+    tla_dir = find_tla_dir()
+    return frozenset(
+        _tla_dir_names(tla_dir)
+        | _derived_names(tla_dir)
+        | _python_names()
+        | _names()
+        | set(dir(builtins))
+    )
 
 
 def _pattern(text: str) -> re.Pattern[str]:

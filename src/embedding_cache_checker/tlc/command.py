@@ -198,6 +198,18 @@ def model_files(models: Sequence[Model], tla_dir: Path) -> str:
     return "\n".join(parts)
 
 
+def _show(args: argparse.Namespace, models: list[Model], tla_dir: Path) -> int:
+    """``tlc --list`` or ``tlc --print``: show the selection without running TLC."""
+    if args.list:
+        _list(models)
+        return EXIT_OK
+    if not args.models:
+        print("embedding-cache tlc --print: name the models to print", file=sys.stderr)
+        return EXIT_SETUP
+    print(model_files(models, tla_dir), end="")
+    return EXIT_OK
+
+
 def _relay(model: str, line: str) -> None:
     """Relay one line of TLC progress to stderr."""
     print(f"[{model}] {line}", file=sys.stderr, flush=True)
@@ -213,15 +225,8 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_SETUP
     if args.engine_trace is not None:
         return _engine_trace(args, tla_dir)
-    if args.list:
-        _list(models)
-        return EXIT_OK
-    if args.print_models:
-        if not args.models:
-            print("embedding-cache tlc --print: name the models to print", file=sys.stderr)
-            return EXIT_SETUP
-        print(model_files(models, tla_dir), end="")
-        return EXIT_OK
+    if args.list or args.print_models:
+        return _show(args, models, tla_dir)
     try:
         java, jar = locate_java(), locate_jar()
     except TlcSetupError as exc:
