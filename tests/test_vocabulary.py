@@ -134,7 +134,7 @@ def test_a_name_spelled_differently_in_one_place_is_caught() -> None:
 #   (``counters.get(None, ...)``), has a local variable as its root: skipped.
 
 #: The documents whose backticked names are checked.
-DOCS = ("README.md", "docs/*.md", "spec/*.md", "tla/README.md", "mutation/*.md")
+DOCS = ("README.md", "docs/*.md", "spec/**/*.md", "tla/README.md", "mutation/*.md")
 #: The project's packages (src/).
 PROJECT = (
     "embedding_cache",
