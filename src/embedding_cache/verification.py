@@ -16,8 +16,11 @@ with its policy modules (a policy's module is its interface: its class and
 the constants its reference model reads), and this module. Every other
 runtime module (``state``, ``cache``, ``entry``, ``admission``, ``build``,
 the pools, ...) is reached through here, so this list is the whole of what
-they rely on. tests/test_verification_door.py walks every import, type-only
-and function-level ones included, and holds the rule.
+they rely on. Nor does anything outside the runtime touch an underscored
+attribute of a runtime object (``lease._id``, ``entry._pin_count``): the
+accessors below are the way. tests/test_verification_door.py walks every
+import, type-only and function-level ones included, and every attribute
+access outside the runtime, and holds the rule.
 
 What it offers, each O(1) unless said:
 
