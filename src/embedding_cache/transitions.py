@@ -439,7 +439,7 @@ def unpin(s: CacheState, key: str) -> None:
 
 
 def unpin_step(s: CacheState, key: str, entry: CacheEntry) -> None:
-    """Drop one pin of a pinned entry; the last one makes it evictable again [UnpinStep].
+    """Drop one pin of a pinned entry; the last one makes it evictable again [Unpin].
 
     O(1), plus the policy's ``release`` on the last one. A lease's release and
     expiry call it; ``unpin`` inlines the same steps (the hot path).

@@ -16,12 +16,21 @@ with its policy modules (a policy's module is its interface: its class and
 the constants its reference model reads), and this module. Every other
 runtime module (``state``, ``cache``, ``entry``, ``admission``, ``build``,
 the pools, ...) is reached through here, so this list is the whole of what
-they rely on. tests/test_verification_door.py walks every import, type-only
-and function-level ones included, and holds the rule.
+they rely on. Nor does anything outside the runtime touch an underscored
+attribute of a runtime object (``lease._id``, ``entry._pin_count``): the
+accessors below are the way. tests/test_verification_door.py walks every
+import, type-only and function-level ones included, and every attribute
+access outside the runtime, and holds the rule.
 
 What it offers, each O(1) unless said:
 
-* the cache's parts: ``lock_of(cache)`` (its one lock);
+* the cache's parts: ``lock_of(cache)`` (its one lock), ``clock_of(cache)`` and
+  ``install_clock(cache, clock)`` (what lease deadlines are read against: how
+  tracing records the clock's readings), ``expire_due(cache)`` (the lease expiry
+  every public method makes first, for a tool that rewrites a method);
+* a lease handle's parts: ``lease_id(lease)``, ``lease_book(lease)`` (the book
+  that granted it) and ``set_lease_held(lease, held)`` (a handle built by hand);
+  its deadline is public (``Lease.deadline``);
 * the state: ``CacheState`` (spec/SPEC.md section 2.2 maps its fields to the
   spec), ``state_of(cache)``, ``has_held_entries(state)``, ``LeaseBook`` (the
   state's leases), ``FreeStack`` (the default free pool, for a state built
@@ -51,6 +60,7 @@ What it offers, each O(1) unless said:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from . import (
     build,
@@ -106,6 +116,44 @@ def install_transitions(cache: EmbeddingCache, table: Transitions) -> None:
     cache._ops = table
 
 
+def clock_of(cache: EmbeddingCache) -> Callable[[], float]:
+    """The clock ``cache`` reads lease deadlines against (``clock=`` of its constructor,
+    unless ``install_clock`` replaced it). O(1)."""
+    return cache._clock
+
+
+def install_clock(cache: EmbeddingCache, clock: Callable[[], float]) -> None:
+    """Make ``cache`` read ``clock`` from now on (a recording wrapper of its own clock,
+    as tracing installs; it must never go back). O(1)."""
+    cache._clock = clock
+
+
+def expire_due(cache: EmbeddingCache) -> None:
+    """Release ``cache``'s due leases, as every public method does first; hold the
+    cache's lock. O(1) when no lease is held, else a clock read and O(log leases)
+    per lease released."""
+    if cache._heap:
+        cache._expire_due()
+
+
+def lease_id(lease: Lease) -> int:
+    """The id ``lease`` has in its book (``LeaseBook.live``'s key while it holds; the
+    lease specs' lease object). O(1)."""
+    return lease._id
+
+
+def lease_book(lease: Lease) -> LeaseBook:
+    """The book of the state that granted ``lease`` (a lease belongs to one cache). O(1)."""
+    return lease._book
+
+
+def set_lease_held(lease: Lease, held: bool) -> None:
+    """Set whether the handle ``lease`` holds its pin: for a handle built by hand (a
+    replay's handle of an ended lease) or a broken copy of a transition; the book
+    and the entry are not told. O(1)."""
+    lease._held = held
+
+
 def set_pin_count(entry: CacheEntry, count: int) -> None:
     """Set ``entry``'s pin count (``NOT_READY``, 0 or the number of pins): for a
     broken copy of a transition only; the cache's own bookkeeping is not told. O(1)."""
@@ -126,23 +174,29 @@ __all__ = [
     "bad_key_error",
     "block_count",
     "build",
+    "clock_of",
     "contracts",
     "end_lease",
     "errors",
     "evict_for_run",
     "evict_one",
     "evict_until",
+    "expire_due",
     "forget_lease",
     "has_held_entries",
+    "install_clock",
     "install_transitions",
     "invariants",
+    "lease_book",
     "lease_contracts",
+    "lease_id",
     "lease_transitions",
     "lock_of",
     "make_admission",
     "own_lease",
     "pin_step",
     "runs_of",
+    "set_lease_held",
     "set_pin_count",
     "snapshots",
     "state_of",

@@ -26,8 +26,8 @@ from .implementations import policy_names
 
 #: Top-level keys of the JSON report; "connector" is ``measure``'s dict.
 REPORT_KEYS = ("command", "build", "connector", "notes")
-#: Counted and warm-up requests by default: half of ``--policies``' (whose 120,000 +
-#: 40,000 took 325 s of CPU here over the 24 runs: over 5 minutes on a loaded machine).
+#: Counted and warm-up requests by default: half of ``--policies``' (whose run time is
+#: in docs/MEASURED.md, "Commands' run times").
 DEFAULT_REQUESTS = 60_000
 DEFAULT_WARMUP = 20_000
 

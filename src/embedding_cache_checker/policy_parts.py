@@ -2,8 +2,8 @@
 
 A policy is listed once, in the runtime registry (``EVICTION_POLICIES``); each
 of its other parts is a module named after it in a package of its own: its
-checker adapter (``embedding_cache_checker.policies.<name>``), its planted
-bugs (``embedding_cache_checker.verify.planted.<name>``), its reference model
+checker module (``embedding_cache_checker.verify.planted.<name>``: its planted
+bugs and its adapter, ``ADAPTER``), its reference model
 (``tests/reference_models/<name>.py``). ``policy_part`` imports that module
 and returns the attribute that holds the part, or says exactly which file is
 missing, so adding a policy adds files and edits none.

@@ -36,8 +36,12 @@ from embedding_cache.verification import (
     LEASE_OPERATIONS,
     AdmissionSpec,
     CacheState,
+    Lease,
     Transitions,
+    install_clock,
     install_transitions,
+    lease_id,
+    state_of,
     transitions,
 )
 
@@ -83,7 +87,7 @@ def lease_state(s: CacheState, now: float, origin: float = 0.0) -> LeaseState:
     from ``origin``. O(entries + leases)."""
     book = s.leases
     held = tuple(
-        sorted((i, lease.key, lease._deadline - origin) for i, lease in book.live.items())  # type: ignore[operator]
+        sorted((i, lease.key, lease.deadline - origin) for i, lease in book.live.items())  # type: ignore[operator]
     )
     plain = []
     for key, entry in s.entries.items():
@@ -124,7 +128,7 @@ class TracedEmbeddingCache(EmbeddingCache):
         self.trace: list[TraceStep] = []
         self._origin = clock()
         self._now = 0.0  # the clock as last read, from the origin
-        self._clock = self._recording_clock(clock)
+        install_clock(self, self._recording_clock(clock))
         chosen = {**transitions.OPERATIONS, **LEASE_OPERATIONS}
         chosen.update(operations or {})
         table = Transitions({name: self._recording(name, func) for name, func in chosen.items()})
@@ -139,7 +143,7 @@ class TracedEmbeddingCache(EmbeddingCache):
             now = value - self._origin
             if now > self._now:
                 self._now = now
-                s = self._state
+                s = state_of(self)
                 self._append(s, "tick", "", int(now) if now == int(now) else None, "ok", None)
             return value
 
@@ -178,7 +182,7 @@ class TracedEmbeddingCache(EmbeddingCache):
                 before = dict(s.leases.live)
                 keys = call(s, *args)
                 gone = sorted(  # the order the cache released them: by deadline, then id
-                    (lease._deadline, i) for i, lease in before.items() if i not in s.leases.live
+                    (lease.deadline, i) for i, lease in before.items() if i not in s.leases.live
                 )
                 for number, (_, i) in enumerate(gone, start=1):
                     seen = number == len(gone)
@@ -199,10 +203,11 @@ class TracedEmbeddingCache(EmbeddingCache):
                 raise
             if op == "lease":
                 kind = "none" if value is None else "lease" if value.ready else "not-ready-lease"
-                lease_id = None if value is None else value._id
+                granted = None if value is None else lease_id(value)
             else:
-                kind, lease_id = ("true" if value else "false"), getattr(subject, "_id", None)
-            self._append(s, op, str(key), whole, kind, None, lease_id)
+                kind = "true" if value else "false"
+                granted = lease_id(subject) if isinstance(subject, Lease) else None
+            self._append(s, op, str(key), whole, kind, None, granted)
             return value
 
         record.__name__ = record.__qualname__ = f"traced_{op}"

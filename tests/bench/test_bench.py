@@ -15,6 +15,7 @@ from bench_cli import SEED_CALLS
 from embedding_cache import CacheError, EmbeddingCache
 from embedding_cache.entry import CacheEntry
 from embedding_cache.policies import FifoPolicy
+from embedding_cache.verification import state_of
 from embedding_cache_bench import report, runner, workload
 from embedding_cache_checker.cli import main
 
@@ -101,7 +102,7 @@ class _EvictsNewestFirst(EmbeddingCache):
     def alloc(
         self, key: str, n_blocks: int, shape: tuple[int, int] | None = None
     ) -> CacheEntry | None:
-        state = self._state
+        state = state_of(self)
         assert isinstance(state.policy, FifoPolicy)  # the bug is planted in fifo's queue
         queue = state.policy.queue
         while len(state.free) < n_blocks and queue:
@@ -116,7 +117,7 @@ class _ForgetsDiscard(EmbeddingCache):
     """A planted bug: discard drops the entry but leaks its blocks."""
 
     def discard(self, key: str) -> None:
-        del self._state.entries[key]
+        del state_of(self).entries[key]
 
 
 @pytest.mark.parametrize("faulty", [_EvictsNewestFirst, _ForgetsDiscard])

@@ -133,7 +133,7 @@ class S3FifoPolicy(EvictionPolicy):
                     self.home[key] = MAIN
                     main[key] = size
                     continue
-                self._remember(key, size)
+                self.remember(key, size)
             else:
                 key, size = main.popitem(last=False)
                 count = freq[key]
@@ -145,8 +145,9 @@ class S3FifoPolicy(EvictionPolicy):
             del self.home[key]
             return key
 
-    def _remember(self, key: str, size: int) -> None:
-        """Put an entry evicted from S into G, trimming G's oldest keys to fit. O(1) amortized."""
+    def remember(self, key: str, size: int) -> None:
+        """Put an entry evicted from S into G, trimming G's oldest keys to fit (evict's
+        step; a checker building a state with a ghost calls it too). O(1) amortized."""
         weight = size if size > 1 else 1
         self.ghost[key] = weight
         self.ghost_blocks += weight

@@ -20,7 +20,8 @@ scheduler allows (``stubs``, ``requests``). A run may record its events
 - ``result`` -- the counters, the per-step records of the meta, the end state.
 - ``run`` -- the engine and ``run(spec)``.
 
-vLLM is imported when a run starts (about 20 s the first time), not on import.
+vLLM is imported when a run starts (its cost: docs/MEASURED.md, "Commands' run
+times"), not on import.
 """
 
 from __future__ import annotations

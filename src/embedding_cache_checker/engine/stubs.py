@@ -42,8 +42,8 @@ class VllmMissingError(RuntimeError):
 
 
 def require_vllm() -> None:
-    """Import vLLM's EC scheduler (~20 s the first time), or raise ``VllmMissingError``
-    naming ``INSTALL_COMMAND``."""
+    """Import vLLM's EC scheduler (slow the first time: docs/MEASURED.md, "Commands'
+    run times"), or raise ``VllmMissingError`` naming ``INSTALL_COMMAND``."""
     try:
         import vllm.distributed.ec_transfer.ec_connector.cpu.scheduler  # noqa: F401
     except ImportError as error:

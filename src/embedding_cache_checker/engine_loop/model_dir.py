@@ -37,8 +37,9 @@ def vocabulary() -> dict[str, int]:
 
 def write_model_dir(directory: Path) -> Path:
     """Write the tiny LLaVA's config, tokenizer and processor into ``directory``
-    (made if missing; left as it is if it already holds ``FILES``). About 5 s,
-    transformers' import included. Returns ``directory``."""
+    (made if missing; left as it is if it already holds ``FILES``); its cost is
+    transformers' import (docs/MEASURED.md, "Commands' run times"). Returns
+    ``directory``."""
     if all((directory / name).is_file() for name in FILES):
         return directory
     from tokenizers import Tokenizer, models, pre_tokenizers

@@ -1,7 +1,7 @@
 """What a policy's checker-side adapter gives, and the bounds of the states CrossHair builds.
 
-A policy's adapter (``embedding_cache_checker.policies.<name>``, one module per
-name in ``embedding_cache.EVICTION_POLICIES``) says what the checker must know
+A policy's adapter (``ADAPTER`` of ``embedding_cache_checker.verify.planted.<name>``,
+one module per name in ``embedding_cache.EVICTION_POLICIES``) says what the checker must know
 about that policy and cannot derive from the runtime class: its CrossHair
 part (how ``crosshair_plugin.build_state`` lays a handful of bounded ints,
 "choices", onto the policy's own structures, the bounds of those choices, and

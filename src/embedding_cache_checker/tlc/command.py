@@ -64,6 +64,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("--list", action="store_true", help="list the manifest's models and exit")
     parser.add_argument(
+        "--print",
+        action="store_true",
+        dest="print_models",
+        help="print each named model's root module and config, as TLC reads them, and exit "
+        "(a policy's models are generated under tla/generated/, which is not in git)",
+    )
+    parser.add_argument(
         "--sweep",
         action="store_true",
         help="size each named bug model: check it at 1..3 keys x 1..3 blocks and report "
@@ -180,6 +187,29 @@ def _list(models: list[Model]) -> None:
         )
 
 
+def model_files(models: Sequence[Model], tla_dir: Path) -> str:
+    """``tlc --print``: each model's root module and config, each under a line naming
+    its path in ``tla_dir``. O(the files' size)."""
+    parts = []
+    for model in models:
+        for file in (model.spec, model.config):
+            text = (tla_dir / file).read_text(encoding="utf-8")
+            parts.append(f"==> {model.name}: {tla_dir.name}/{file} <==\n{text}")
+    return "\n".join(parts)
+
+
+def _show(args: argparse.Namespace, models: list[Model], tla_dir: Path) -> int:
+    """``tlc --list`` or ``tlc --print``: show the selection without running TLC."""
+    if args.list:
+        _list(models)
+        return EXIT_OK
+    if not args.models:
+        print("embedding-cache tlc --print: name the models to print", file=sys.stderr)
+        return EXIT_SETUP
+    print(model_files(models, tla_dir), end="")
+    return EXIT_OK
+
+
 def _relay(model: str, line: str) -> None:
     """Relay one line of TLC progress to stderr."""
     print(f"[{model}] {line}", file=sys.stderr, flush=True)
@@ -195,9 +225,8 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_SETUP
     if args.engine_trace is not None:
         return _engine_trace(args, tla_dir)
-    if args.list:
-        _list(models)
-        return EXIT_OK
+    if args.list or args.print_models:
+        return _show(args, models, tla_dir)
     try:
         java, jar = locate_java(), locate_jar()
     except TlcSetupError as exc:

@@ -9,7 +9,10 @@ the policy once: its module, its TLA+ constants, its own invariants and
 properties, its bug models, what it overrides in a family, and any model of its
 own written by hand. :func:`expand` applies every family to every policy entry and
 writes the roots and configs it derives under ``tla/generated/`` (not kept in git:
-they are the manifest's consequence), so a policy has no file outside its folder.
+they are the manifest's consequence), so a policy has no file outside its folder,
+and removes the roots and configs there that it no longer derives (a renamed
+family's, a removed policy's). ``embedding-cache tlc --print MODEL`` shows a
+model's root and config.
 """
 
 from __future__ import annotations
@@ -329,10 +332,25 @@ def derive(families: Sequence[Mapping[str, Any]], policy: Mapping[str, Any]) -> 
     return out
 
 
+def remove_stale(folder: Path, kept: Iterable[Path]) -> list[Path]:
+    """Remove the roots and configs (``.tla``, ``.cfg``) in ``folder`` that are not
+    ``kept``: what an earlier derivation wrote and this one does not. Other files, and
+    the temporary files ``_write`` renames into place, are left. Returns those
+    removed. O(files in folder)."""
+    keep = set(kept)
+    removed = []
+    for path in sorted(folder.glob("*")):
+        if path.suffix in (".tla", ".cfg") and not path.name.startswith(".") and path not in keep:
+            path.unlink(missing_ok=True)  # another process may have removed it first
+            removed.append(path)
+    return removed
+
+
 def expand(tla_dir: Path, manifest: Mapping[str, Any]) -> Derived:
     """The manifest's model entries with every policy's: its hand-written ones, then
     those its families derive; the derived files written under tla/generated/ (only
-    where they changed). O(policies x families + files).
+    where they changed), and the roots and configs there it no longer derives
+    removed. O(policies x families + files).
 
     Raises:
         FamilyError: a family or policy entry is malformed, or two derive one name.
@@ -352,4 +370,6 @@ def expand(tla_dir: Path, manifest: Mapping[str, Any]) -> Derived:
                     raise FamilyError(f"{path} is derived twice, differently")
     for path, text in files.items():
         _write(tla_dir / path, text)
+    if files:
+        remove_stale(tla_dir / GENERATED_DIR, (tla_dir / path for path in files))
     return Derived(models, replay)

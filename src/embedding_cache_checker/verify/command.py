@@ -52,7 +52,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default="ci",
         choices=sorted(PROFILES),
         help=(
-            "how hard to check: ci (the default; sized for 15 minutes on 2 cores) or nightly "
+            "how hard to check: ci (the default; its run time: "
+            'docs/MEASURED.md, "embedding-cache verify (the ci profile)") or nightly '
             "(deeper replay, longer CrossHair, thorough Hypothesis, simulation, big models "
             "distributed, more linearizability histories)"
         ),

@@ -62,7 +62,7 @@ from typing import Any
 
 from embedding_cache import CacheEntry
 from embedding_cache.policies import EVICTION_POLICIES
-from embedding_cache.verification import CacheState, FreeStack, errors
+from embedding_cache.verification import CacheState, FreeStack, errors, set_pin_count
 
 from ..policies import adapter
 from ..policies.base import KEYS, MAX_BLOCKS, MAX_ENTRIES, MAX_PIN
@@ -157,7 +157,7 @@ def build_state(
     entries = []
     for i in range(num_entries):
         entry = CacheEntry(tuple(b for b in range(num_blocks) if owners[b] == i))
-        entry._pin_count = pins[i]
+        set_pin_count(entry, pins[i])
         s.entries[KEYS[i]] = entry
         size = len(entry.block_ids)
         entries.append((KEYS[i], size, pins[i]))

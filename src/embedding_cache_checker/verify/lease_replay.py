@@ -50,7 +50,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from embedding_cache.policies import make_policy
-from embedding_cache.verification import LEASE_OPERATIONS, CacheState, Lease, end_lease, invariants
+from embedding_cache.verification import (
+    LEASE_OPERATIONS,
+    CacheState,
+    Lease,
+    end_lease,
+    invariants,
+    lease_id,
+    set_lease_held,
+)
 
 from ..abstraction import AbstractState, abstract_state, raw_view
 from .alloc_rule import SEED_RULE, AllocRule
@@ -121,11 +129,11 @@ class CodeState:
         state's book: the copies the replay makes give the live leases new handles,
         not the ended ones). O(ended leases)."""
         handles = []
-        for lease_id, key in self.ended.values():
+        for number, key in self.ended.values():
             entry = self.s.entries.get(key)
             blocks = entry.block_ids if entry is not None else ()
-            handle = Lease(None, self.s.leases, lease_id, key, blocks, 0.0)
-            handle._held = False  # it ended: what release() and expiry leave in a handle
+            handle = Lease(None, self.s.leases, number, key, blocks, 0.0)
+            set_lease_held(handle, False)  # it ended: what release() and expiry leave in a handle
             handles.append(handle)
         return handles
 
@@ -275,7 +283,7 @@ def _lease_step(
     if got != want:
         return f"returned a {got} lease, spec says {want}"
     if held:
-        c.ids[slot] = granted._id
+        c.ids[slot] = lease_id(granted)
         c.ended.pop(slot, None)
     return None
 

@@ -65,7 +65,7 @@ class PlanError(ManifestError):
 
 @dataclass(frozen=True)
 class PolicyPlan:
-    """What the conformance links run for one policy (sized for the 15-minute budget)."""
+    """What the conformance links run for one policy (sized for the ci profile's run time)."""
 
     policy: str
     #: Replay models whose whole state graph must replay with no mismatch (the first

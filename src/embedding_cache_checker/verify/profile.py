@@ -79,11 +79,12 @@ class Profile:
         }
 
 
-#: Every change: the job as sized for 15 minutes on 2 cores.
+#: Every change: the job sized for feedback on 2 cores (its run time: docs/MEASURED.md,
+#: "embedding-cache verify (the ci profile)").
 CI = Profile(
     name="ci",
     # The clean CrossHair check at 15 paths per condition (the tests' budget), not 45:
-    # at 45 it took a large share of the CPU two cores have in the 15 minutes, and found
+    # at 45 it took a large share of the ci run's CPU on two cores, and found
     # nothing at either budget (docs/MEASURED.md, "CrossHair budgets"); the nightly
     # profile searches each condition 18 times as deep.
     crosshair_timeout=0.5,

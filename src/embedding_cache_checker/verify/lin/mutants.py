@@ -30,7 +30,10 @@ from embedding_cache import CacheEntry, CapacityError, DuplicateAllocError, Embe
 from embedding_cache.verification import (
     NOT_READY,
     Lease,
+    clock_of,
     end_lease,
+    expire_due,
+    lease_book,
     lock_of,
     set_pin_count,
     state_of,
@@ -160,9 +163,8 @@ class SplitReleaseLease(EmbeddingCache):
     def release_lease(self, lease: Lease) -> bool:
         with lock_of(self):
             s = state_of(self)
-            if self._heap:
-                self._expire_due()
-            if not isinstance(lease, Lease) or lease._book is not s.leases or not lease.held:
+            expire_due(self)
+            if not isinstance(lease, Lease) or lease_book(lease) is not s.leases or not lease.held:
                 return transitions_of(self).release_lease(s, lease)  # raises, or False
         time.sleep(0)  # the window: the lock is free here
         with lock_of(self):
@@ -187,8 +189,8 @@ class SplitLease(EmbeddingCache):
     def lease(self, key: str, seconds: float) -> Lease | None:
         with lock_of(self):
             s = state_of(self)
-            now = self._clock()
-            if self._heap and self._heap[0][0] < now:
+            now = clock_of(self)()
+            if s.leases.heap and s.leases.heap[0][0] < now:
                 transitions_of(self).expire_leases(s, now)
             entry = s.entries.get(key) if isinstance(key, str) else None
             if entry is None or entry.pin_count == NOT_READY:

@@ -191,12 +191,13 @@ def _build(policy: EvictionPolicy, entries: Entries, choices: Sequence[int]) -> 
     history_counts = choices[2 + _N :]
     for j in range(MAX_HISTORY):
         if j < remembered:
-            policy._remember(HISTORY_KEYS[j], history_counts[j])
+            policy.count[HISTORY_KEYS[j]] = history_counts[j]
+            policy.forget(HISTORY_KEYS[j])  # its count goes into the history
     for i, (key, _, _) in enumerate(entries):
         policy.count[key] = counts[i]
     for key, size, pin in entries:
         if pin == 0:
-            policy._join(key, size)
+            policy.release(key, size)  # joins, priced by its count
     policy.ticks = choices[0]
 
 

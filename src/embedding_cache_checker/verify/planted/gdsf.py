@@ -177,7 +177,7 @@ def _build(policy: EvictionPolicy, entries: Entries, choices: Sequence[int]) -> 
             # Joined earliest, at clock 0: a key's heap item is a lower bound of
             # its later joins (the clock never falls), as in every real run.
             policy.clock = 0
-            policy._join(key, size)
+            policy.release(key, size)  # joins: priced from the clock
             policy.hold(key)
     for i, (key, size, pin) in enumerate(entries):
         if pin == 0:
@@ -186,7 +186,7 @@ def _build(policy: EvictionPolicy, entries: Entries, choices: Sequence[int]) -> 
             if back > weight:
                 back = weight  # joined further back would price it below the clock
             policy.clock = clock - back
-            policy._join(key, size)
+            policy.release(key, size)
     policy.clock = clock
 
 

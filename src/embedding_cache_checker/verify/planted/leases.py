@@ -26,6 +26,7 @@ from embedding_cache.verification import (
     end_lease,
     forget_lease,
     lease_contracts,
+    lease_id,
     lease_transitions,
     own_lease,
     set_pin_count,
@@ -62,7 +63,7 @@ def expire_leases_skips_release(s: CacheState, now: float) -> list[str]:
     while heap and heap[0][0] < now:
         deadline, lease_id = heapq.heappop(heap)
         held = book.live.get(lease_id)
-        if held is not None and held._deadline == deadline:
+        if held is not None and held.deadline == deadline:
             forget_lease(s, held)
             entry = s.entries[held.key]
             set_pin_count(entry, entry.pin_count - 1)  # BUG: no unpin_step, no release hook
@@ -79,7 +80,7 @@ def release_lease_unpins_again(s: CacheState, lease: Lease) -> bool:
     entry = s.entries.get(held.key)
     if entry is None or entry.pin_count <= 0:
         return False
-    if held._id in s.leases.live:
+    if lease_id(held) in s.leases.live:
         end_lease(s, held)
     else:
         unpin_step(s, held.key, entry)  # BUG: the lease had ended
@@ -114,7 +115,7 @@ def expire_leases_at_deadline(s: CacheState, now: float) -> list[str]:
     while heap and heap[0][0] <= now:  # BUG: <= instead of <
         deadline, lease_id = heapq.heappop(heap)
         held = book.live.get(lease_id)
-        if held is not None and held._deadline == deadline:
+        if held is not None and held.deadline == deadline:
             end_lease(s, held)
             expired.append(held.key)
     return expired

@@ -45,7 +45,7 @@ class S3FifoNeverPromotes(PlantedPolicy, S3FifoPolicy):
             key, size = self.small.popitem(last=False)
             self.small_blocks -= size
             # the bug: no "if freq[key]: move it to M's tail, counter cleared" first
-            self._remember(key, size)
+            self.remember(key, size)
             del self.freq[key]
             del self.home[key]
             return key
@@ -167,13 +167,13 @@ def _build(policy: EvictionPolicy, entries: Entries, choices: Sequence[int]) -> 
     ghosts, sizes = choices[2 * _N], choices[2 * _N + 1 :]
     for j in range(MAX_GHOSTS):
         if j < ghosts:
-            policy._remember(GHOST_KEYS[j], sizes[j])  # trims the oldest past capacity
+            policy.remember(GHOST_KEYS[j], sizes[j])  # trims the oldest past capacity
     for i, (key, size, pin) in enumerate(entries):
         policy.home[key] = MAIN if homes[i] else SMALL
         if pin >= 0:
             policy.freq[key] = counters[i]
         if pin == 0:
-            policy._join(key, size)
+            policy.release(key, size)  # joins its home queue's tail
 
 
 def _listed(policy: EvictionPolicy) -> list[str]:
