@@ -35,6 +35,12 @@ CheckSpec == CacheInit /\ GhostInit /\ [][CacheNext /\ GhostStep]_checkVars
 
 GhostTypeOK == DOMAIN joinStamp = Evictable /\ joinClock \in Nat
 
+\* The ghosts of an inductive model's initial states (EmbeddingCacheInductive):
+\* one value of GhostTypeOK.  Enough: no invariant reads the ghosts, and no
+\* step's change of the other variables depends on them (GhostStep only
+\* writes them), so every value gives the same successors up to the ghosts.
+GhostStates == joinStamp = [k \in Evictable |-> 0] /\ joinClock = 0
+
 \* The victims of an alloc are members of E with smaller stamps than every
 \* member of E that stays.
 EvictOldestFirstProp ==
