@@ -7,9 +7,10 @@ Next and checks Inv again: it passes iff Inv is inductive there. The core has on
 fail (MCInductiveQuiescenceAlone: an invariant that holds on every reachable state
 but is not inductive without the lemmas it leans on); every policy has one per
 layer, derived from the manifest's families (the policy with its ghosts, leases,
-admission, contiguity). They are outside the default run (``default_run`` false):
-``tlc --inductive``, ``tlc inductive`` and ``verify`` run them (spec/SPEC.md
-section 15).
+admission, contiguity), and fifo a planted twin of its own (MCInductiveFifoNoLemma:
+its order property without the lemma QueueStampOrderInv). They are outside the
+default run (``default_run`` false): ``tlc --inductive``, ``tlc inductive`` and
+``verify`` run them (spec/SPEC.md section 15).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from .manifest import Model
 from .report import count_text
 from .runner import ModelResult
 
-#: The tag of every inductive model.
+#: The tag of every inductive model, and of a planted one (it must fail).
 INDUCTIVE_TAG = "inductive"
+PLANTED = "planted"
 
 
 def inductive_models(models: Iterable[Model], policy: str | None = None) -> list[Model]:
@@ -39,7 +41,7 @@ def layer_of(model: Model) -> str:
     """The layer an inductive model checks: its tag beside ``inductive`` and the
     policy's (``lease``, ``admission``, ``contiguity``), else ``policy`` for a
     policy's own model and ``core`` for the core's. O(tags)."""
-    others = [t for t in model.tags if t not in (INDUCTIVE_TAG, "safety", "planted", model.policy)]
+    others = [t for t in model.tags if t not in (INDUCTIVE_TAG, "safety", PLANTED, model.policy)]
     if others:
         return others[0]
     return "core" if model.policy is None else "policy"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from embedding_cache.policies import make_policy
 
 from ..tlc.config import read_config
-from ..tlc.inductive import inductive_models, layer_of
+from ..tlc.inductive import PLANTED, inductive_models, layer_of
 from ..tlc.jar import locate_jar, locate_java, tlc_version
 from ..tlc.manifest import Model, default_models, load_manifest
 from ..tlc.runner import ModelResult, run_model
@@ -70,8 +70,9 @@ def tlc_models(models: Iterable[Model], policies: Iterable[str], full: bool = Tr
     the chosen policies' own (``own_model``) and not their larger instances
     (``LARGE_TAGS``). Then the inductive models (outside the default run:
     ``tlc.inductive``): with ``full``, the core's and every layer's of the chosen
-    policies; without, each chosen policy's own (its layer ``policy``: the layers over
-    any policy are the shared ones, as above). O(models)."""
+    policies, the planted ones too; without, each chosen policy's own (its layer
+    ``policy``: the layers over any policy are the shared ones, as above), not its
+    planted twin (the check's own test, as the core's is). O(models)."""
     chosen, listed = set(policies), list(models)
     checked = [
         m
@@ -82,7 +83,8 @@ def tlc_models(models: Iterable[Model], policies: Iterable[str], full: bool = Tr
     inductive = [
         m
         for m in inductive_models(listed)
-        if (m.policy in chosen and (full or layer_of(m) == "policy")) or (full and m.policy is None)
+        if (m.policy in chosen and (full or (layer_of(m) == "policy" and PLANTED not in m.tags)))
+        or (full and m.policy is None)
     ]
     return checked + inductive
 
