@@ -70,9 +70,10 @@ def tlc_models(models: Iterable[Model], policies: Iterable[str], full: bool = Tr
     the chosen policies' own (``own_model``) and not their larger instances
     (``LARGE_TAGS``). Then the inductive models (outside the default run:
     ``tlc.inductive``): with ``full``, the core's and every layer's of the chosen
-    policies, the planted ones too; without, each chosen policy's own (its layer
-    ``policy``: the layers over any policy are the shared ones, as above), not its
-    planted twin (the check's own test, as the core's is). O(models)."""
+    policies, the planted ones too; without, each chosen policy's own layer's
+    (``policy``) only: its leases', admission's and contiguity's, and a planted twin,
+    would add up to a minute of CPU to a run kept under 5 minutes (docs/MEASURED.md,
+    "Invariants shown inductive"). O(models)."""
     chosen, listed = set(policies), list(models)
     checked = [
         m
