@@ -25,6 +25,8 @@ from .runner import ModelResult
 #: The tag of every inductive model, and of a planted one (it must fail).
 INDUCTIVE_TAG = "inductive"
 PLANTED = "planted"
+#: The tag naming a layer's inductive model: ``lease_inductive``, ... (its family's id).
+LAYER_SUFFIX = "_" + INDUCTIVE_TAG
 
 
 def inductive_models(models: Iterable[Model], policy: str | None = None) -> list[Model]:
@@ -38,12 +40,13 @@ def inductive_models(models: Iterable[Model], policy: str | None = None) -> list
 
 
 def layer_of(model: Model) -> str:
-    """The layer an inductive model checks: its tag beside ``inductive`` and the
-    policy's (``lease``, ``admission``, ``contiguity``), else ``policy`` for a
-    policy's own model and ``core`` for the core's. O(tags)."""
-    others = [t for t in model.tags if t not in (INDUCTIVE_TAG, "safety", PLANTED, model.policy)]
-    if others:
-        return others[0]
+    """The layer an inductive model checks: ``lease``, ``admission`` or ``contiguity``
+    from its tag ``LAYER_inductive``, its family's id (not the layer's own tag, which
+    selects the layer's reachable-state models), else ``policy`` for a policy's own
+    model and ``core`` for the core's. O(tags)."""
+    for tag in model.tags:
+        if tag.endswith(LAYER_SUFFIX):
+            return tag.removesuffix(LAYER_SUFFIX)
     return "core" if model.policy is None else "policy"
 
 
