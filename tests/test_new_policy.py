@@ -58,6 +58,7 @@ FAMILIES = (
     "lease_inductive",
     "admission_inductive",
     "contiguity_inductive",
+    "combined_inductive",
     "replay",
     "lease_replay",
     "admission_replay",

@@ -34,7 +34,7 @@ needs_java = pytest.mark.skipif(
 )
 
 #: Every layer a policy's invariants are shown inductive in (``layer_of``).
-LAYERS = {"policy", "lease", "admission", "contiguity"}
+LAYERS = {"policy", "lease", "admission", "contiguity", "combined"}
 #: Each policy's inductive models (the main job's tier runs them).
 POLICY_MODELS = [m for m in inductive_models(MODELS) if m.policy is not None]
 

@@ -7,9 +7,9 @@ Next and checks Inv again: it passes iff Inv is inductive there. The core has on
 fail (MCInductiveQuiescenceAlone: an invariant that holds on every reachable state
 but is not inductive without the lemmas it leans on); every policy has one per
 layer, derived from the manifest's families (the policy with its ghosts, leases,
-admission, contiguity), and fifo a planted twin of its own (MCInductiveFifoNoLemma:
-its order property without the lemma QueueStampOrderInv). They are outside the
-default run (``default_run`` false): ``tlc --inductive``, ``tlc inductive`` and
+admission, contiguity, the last two at once), and fifo a planted twin of its own
+(MCInductiveFifoNoLemma: its order property without the lemma QueueStampOrderInv).
+They are outside the default run (``default_run`` false): ``tlc --inductive``, ``tlc inductive`` and
 ``verify`` run them (spec/SPEC.md section 15).
 """
 
@@ -40,10 +40,10 @@ def inductive_models(models: Iterable[Model], policy: str | None = None) -> list
 
 
 def layer_of(model: Model) -> str:
-    """The layer an inductive model checks: ``lease``, ``admission`` or ``contiguity``
-    from its tag ``LAYER_inductive``, its family's id (not the layer's own tag, which
-    selects the layer's reachable-state models), else ``policy`` for a policy's own
-    model and ``core`` for the core's. O(tags)."""
+    """The layer an inductive model checks: ``lease``, ``admission``, ``contiguity`` or
+    ``combined`` (the last two at once) from its tag ``LAYER_inductive``, its family's
+    id (not the layer's own tag, which selects the layer's reachable-state models),
+    else ``policy`` for a policy's own model and ``core`` for the core's. O(tags)."""
     for tag in model.tags:
         if tag.endswith(LAYER_SUFFIX):
             return tag.removesuffix(LAYER_SUFFIX)
