@@ -29,6 +29,10 @@ FAST_TIER: dict[str, tuple[str, ...]] = {
     ),
     "stateful Hypothesis": ("tests/test_stateful.py::TestCacheMachine_fifo::runTest",),
     "TLC, the core": ("tests/tlc/test_models.py::test_model_meets_expectation[MCCore]",),
+    "TLC, inductive invariants": (
+        "tests/tlc/test_inductive.py::test_the_cores_invariants_are_inductive",
+        "tests/tlc/test_inductive.py::test_a_planted_non_inductive_invariant_is_caught",
+    ),
     "TLC, a policy": ("tests/tlc/test_models.py::test_model_meets_expectation[MCSmoke]",),
     "TLC, leases": (
         "tests/tlc/test_models.py::test_model_meets_expectation[MCBugLeaseExpireAtDeadline]",

@@ -40,6 +40,9 @@ MAIN_JOB_TIER: dict[str, str] = {
         for m in default_models(MODELS)
         if "bug" not in m.tags and not in_fast_tier(f"{MODEL_CHECK}[{m.name}]")
     },
+    # Each policy's invariants inductive, in every layer (``tlc --inductive``; the core's
+    # two models stay in the command: seconds, and the planted one shows the check bites).
+    "tests/tlc/test_inductive.py::test_each_policy_layer_is_inductive": "tlc",
     # Each policy's replay inputs, every edge on the real code, and its planted bugs.
     f"{REPLAY}::test_each_policy_replays_its_model_on_the_real_code": "conformance",
     f"{REPLAY}::test_each_policys_model_catches_every_planted_bug_of_that_policy": "planted",

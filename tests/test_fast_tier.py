@@ -16,6 +16,7 @@ LAYERS = (
     "contracts and the checked builds",
     "stateful Hypothesis",
     "TLC, the core",
+    "TLC, inductive invariants",
     "TLC, a policy",
     "TLC, leases",
     "TLC, admission",

@@ -26,6 +26,21 @@ def test_pass_gives_statistics() -> None:
     assert out.depth == 10
     assert out.version is not None and out.version.startswith("2.15")
     assert out.trace == []
+    assert out.initial_states == 1
+
+
+def test_initial_states_are_read_with_a_symmetry_and_without() -> None:
+    """The inductive models' tables print them (``tlc.inductive``); with a SYMMETRY, TLC
+    counts the distinct ones apart from those generated."""
+    with_symmetry = (
+        "Finished computing initial states: 37,396 states generated, with 6,308 of them "
+        "distinct at 2026-12-06 02:01:34."
+    )
+    assert parse_output(with_symmetry).initial_states == 6308
+    plain = (
+        "Finished computing initial states: 5489 distinct states generated at 2026-12-06 01:43:04."
+    )
+    assert parse_output(plain).initial_states == 5489
 
 
 def test_invariant_violation_names_invariant_and_trace() -> None:

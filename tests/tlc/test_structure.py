@@ -16,6 +16,7 @@ import pytest
 
 from embedding_cache import EVICTION_POLICIES
 from embedding_cache_checker.tlc.config import read_config
+from embedding_cache_checker.tlc.families import GENERATED_DIR
 from embedding_cache_checker.tlc.manifest import find_tla_dir
 from embedding_cache_checker.verify.plans import plan_entries
 
@@ -125,7 +126,15 @@ def homes(texts: dict[str, str], name: str) -> set[str]:
 
 
 def test_no_definition_is_copied() -> None:
-    assert copies(modules(TLA_DIR)) == []
+    """Among the modules written by hand: the roots under tla/generated/ repeat their
+    family's one template per policy (an inductive model's ``InductiveInit``), which is
+    written once, in tla/models.json."""
+    written = {
+        name: text
+        for name, text in modules(TLA_DIR).items()
+        if not (TLA_DIR / GENERATED_DIR / name).is_file()
+    }
+    assert copies(written) == []
 
 
 def test_copy_check_catches_a_copied_definition() -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from embedding_cache.policies import EVICTION_POLICIES
 from embedding_cache_checker.tlc.command import EXIT_SETUP
+from embedding_cache_checker.tlc.inductive import PLANTED, inductive_models, layer_of
 from embedding_cache_checker.tlc.manifest import default_models, find_tla_dir, load_manifest
 from embedding_cache_checker.verify import command
 from embedding_cache_checker.verify.crosshair_budget import ConditionResult
@@ -222,8 +223,14 @@ def test_tlc_runs_the_chosen_policies_models_and_the_shared_ones_only() -> None:
     assert {m.policy for m in chosen} == {None, "gdsf"}
     assert {"MCCore", "MCGdsf", "MCGdsfRefinesCore", "MCBugGdsfClockStuck"} <= set(names)
     assert "MCSmoke" not in names and "MCBigGdsf" not in names  # fifo's; not default-run
-    assert tlc_models(models, EVICTION_POLICIES) == default_models(models)
-    assert [m.name for m in tlc_models(models, [])] == ["MCCore"]
+    everything = tlc_models(models, EVICTION_POLICIES)
+    assert [m for m in everything if m.default_run] == default_models(models)
+    assert [m for m in everything if not m.default_run] == inductive_models(models)
+    assert [m.name for m in tlc_models(models, [])] == [
+        "MCCore",
+        "MCInductiveCore",
+        "MCInductiveQuiescenceAlone",
+    ]
 
 
 def test_a_quick_run_of_one_policy_checks_its_own_models_but_the_large_ones() -> None:
@@ -242,9 +249,15 @@ def test_a_quick_run_of_one_policy_checks_its_own_models_but_the_large_ones() ->
     shared = {"MCCore", "MCProtocolVllm", "MCLiveness", "MCBugPinAlwaysDecrements"}
     shared |= {"MCBugLeaseExpireAtDeadline", "MCBugAdmissionForgetsDoor"}
     assert not shared & own
+    # Of the inductive models, a quick run keeps the policy's own layer's (not its
+    # layers' nor a planted one: seconds each, which its 5 minutes cannot spare).
     everything = tlc_models(models, EVICTION_POLICIES)
     assert set(everything) == set(tlc_models(models, EVICTION_POLICIES, full=False)) | {
-        m for m in everything if not own_model(m) or LARGE_TAGS & set(m.tags)
+        m
+        for m in everything
+        if not own_model(m)
+        or LARGE_TAGS & set(m.tags)
+        or (m in inductive_models(models) and (layer_of(m) != "policy" or PLANTED in m.tags))
     }
     for policy in EVICTION_POLICIES:  # every policy keeps models of its own
         assert tlc_models(models, [policy], full=False), policy

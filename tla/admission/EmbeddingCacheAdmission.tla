@@ -106,6 +106,10 @@ DoorTypeOK ==
     /\ Len(door) <= DoorCapacity
     /\ \A i, j \in DOMAIN door : i # j => door[i] # door[j]
 
+\* The door over every value DoorTypeOK allows (at most DoorCapacity keys,
+\* each once): an inductive model's initial states (core/EmbeddingCacheInductive).
+DoorStates == door \in SeqsOf(Keys, DoorCapacity)
+
 \* Every key at the door is absent: it joined when its alloc was declined,
 \* and leaves when an alloc of it succeeds.
 DoorHoldsAbsentKeysInv == \A k \in AtDoor : k \notin Glue!Live

@@ -18,6 +18,13 @@ Remove(s, x) == SelectSeq(s, LAMBDA y : y # x)
 Put(f, x, v) == [y \in DOMAIN f \cup {x} |-> IF y = x THEN v ELSE f[y]]
 Drop(f, x)   == [y \in DOMAIN f \ {x} |-> f[y]]
 
+\* The sequences of at most n members of S (a finite Seq(S): the inductive
+\* models' policy and door states, EmbeddingCacheInductive).
+SeqsOf(S, n) == UNION {[1 .. m -> S] : m \in 0 .. n}
+
+\* The sequences holding each member of the finite set S once.
+Orders(S) == {s \in [1 .. Cardinality(S) -> S] : Range(s) = S}
+
 Min(a, b) == IF a <= b THEN a ELSE b
 Max(a, b) == IF a >= b THEN a ELSE b
 =============================================================================

@@ -94,6 +94,19 @@ LeaseTypeOK ==
            /\ lease[l].key \in Keys \cup {"none"}
            /\ lease[l].deadline \in 0 .. MaxTime + MaxDuration
 
+\* The lease layer's variables over every value LeaseTypeOK allows, a lease
+\* not held as an unused slot: an inductive model's initial states
+\* (core/EmbeddingCacheInductive).  Enough: nothing reads a lease that is not
+\* held but Held itself (TakeLease overwrites it; Ended reads a held one's
+\* key), so every such lease gives the same successors up to itself.
+LeaseLayerStates ==
+    /\ now \in 0 .. MaxTime
+    /\ settled \in BOOLEAN
+    /\ lease \in [LeaseIds -> {NoLease} \cup
+                              [state : {"held"}, key : Keys,
+                               deadline : 0 .. MaxTime + MaxDuration]]
+    /\ plain \in [Keys -> 0 .. MaxPins]
+
 LeaseInit ==
     /\ Glue!CacheInit
     /\ now = 0

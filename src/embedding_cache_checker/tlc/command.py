@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from .cluster import DEFAULT_PORT, DistributedError
 from .counterexample import explain_failure
 from .distributed import run_distributed
+from .inductive import inductive_models, inductive_table
 from .jar import TlcSetupError, locate_jar, locate_java, tlc_version
 from .manifest import ManifestError, Model, find_tla_dir, load_manifest, select_models
 from .process import LineSink
@@ -153,6 +154,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         ),
     )
     parser.add_argument(
+        "--inductive",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="POLICY",
+        help=(
+            "show each layer's invariants inductive at small bounds: for the core, and for "
+            "POLICY (default: every policy) with its ghosts, leases, admission and "
+            "contiguity, TLC starts from every state of TypeOK /\\ Inv, takes one step and "
+            "checks Inv again; the planted non-inductive invariant must be caught "
+            "(spec/SPEC.md section 15)"
+        ),
+    )
+    parser.add_argument(
         "--engine-seed", type=int, default=None, help="engine-trace: the stream's seed"
     )
     parser.add_argument(
@@ -225,6 +240,10 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_SETUP
     if args.engine_trace is not None:
         return _engine_trace(args, tla_dir)
+    if args.inductive is not None:
+        models = _inductive(args.inductive, tla_dir)
+        if not models:
+            return EXIT_SETUP
     if args.list or args.print_models:
         return _show(args, models, tla_dir)
     try:
@@ -255,18 +274,41 @@ def run_command(args: argparse.Namespace) -> int:
                 flush=True,
             )
         results.append(run_model(model, tla_dir, java, jar, args.workers, sink, args.verbose))
-    if args.json:
-        print(json.dumps(run_json(str(jar), version, results), indent=2))
-    else:
-        print(f"TLC {version} ({jar})")
-        print(results_table(results))
-        for result in results:
-            if not result.ok:
-                print()
-                print(failure_report(result, tla_dir))
-        passed = sum(r.ok for r in results)
-        print(f"\n{passed}/{len(results)} models met their expectation.")
+    _print_results(
+        args, tla_dir, f"TLC {version} ({jar})", run_json(str(jar), version, results), results
+    )
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
+def _inductive(policy: str, tla_dir: Path) -> list[Model]:
+    """``tlc --inductive [POLICY]``'s models: the core's and POLICY's (every policy's
+    when empty); none, said on stderr, when POLICY has none. O(models)."""
+    models = inductive_models(load_manifest(tla_dir), policy or None)
+    if policy and not any(m.policy == policy for m in models):
+        print(f"embedding-cache tlc: no policy {policy!r}", file=sys.stderr)
+        return []
+    return models
+
+
+def _print_results(
+    args: argparse.Namespace,
+    tla_dir: Path,
+    banner: str,
+    as_json: dict[str, Any],
+    results: list[ModelResult],
+) -> None:
+    """The plain check's JSON, or its banner and table: with ``--inductive``, the one
+    that adds each model's initial states (``inductive.inductive_table``). O(results)."""
+    if args.json:
+        print(json.dumps(as_json, indent=2))
+        return
+    print(banner)
+    print(inductive_table(results) if args.inductive is not None else results_table(results))
+    for result in results:
+        if not result.ok:
+            print()
+            print(failure_report(result, tla_dir))
+    print(f"\n{sum(r.ok for r in results)}/{len(results)} models met their expectation.")
 
 
 def _sweep(models: list[Model], tla_dir: Path, java: Path, jar: Path) -> int:

@@ -39,6 +39,8 @@ PER_BUG = "bug"
 #: Placeholders of a policy's own lists in a family's invariants and properties.
 OWN_INVARIANTS = "{invariants}"
 OWN_PROPERTIES = "{properties}"
+#: The placeholder, in a root's body, of the conjunction of its config's invariants.
+CONJUNCTION = "conjunction"
 
 #: The fields of a policy entry (tla/MANIFEST.md, "Policy entries").
 POLICY_FIELDS = frozenset(
@@ -296,12 +298,15 @@ def _derive_one(
         full["trace_params"] = dict(policy.get("trace_params", {}))
     if "defect" in full:
         full["defect"] = _fill(str(full["defect"]), names)
+    # The root's body may conjoin the config's invariants (an inductive model's Init
+    # is TypeOK /\ Inv: EmbeddingCacheInductive), so the two lists are one.
+    body_names = {**names, CONJUNCTION: " /\\ ".join(cfg["invariants"]) or "TRUE"}
     files = {
         spec: render_root(
             root_name,
             [_fill(str(e), names) for e in root.get("extends", ())],
             [
-                _fill(str(line), names)
+                _fill(str(line), body_names)
                 for line in (*root.get("body", ()), *over.get("root_body", ()))
             ],
             origin,

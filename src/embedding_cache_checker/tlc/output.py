@@ -47,6 +47,7 @@ class TlcOutput:
     version: str | None = None
     states_generated: int | None = None
     distinct_states: int | None = None
+    initial_states: int | None = None  # distinct initial states (the inductive models')
     depth: int | None = None
     trace: list[CounterexampleState] = field(default_factory=list)
 
@@ -161,6 +162,8 @@ def parse_output(text: str) -> TlcOutput:
     if stats:
         result.states_generated = _int(stats[-1].group("gen"))
         result.distinct_states = _int(stats[-1].group("distinct"))
+    if match := patterns.INITIAL.search(text):
+        result.initial_states = _int(match.group("distinct"))
     if match := patterns.DEPTH.search(text):
         result.depth = int(match.group("d"))
     elif progress := list(patterns.PROGRESS.finditer(text)):

@@ -86,6 +86,13 @@ STATS = re.compile(
     r"^(?P<gen>[\d,]+) states generated, (?P<distinct>[\d,]+) distinct states found",
     re.MULTILINE,
 )
+#: The initial states' count, with a symmetry (``... generated, with D of them distinct``)
+#: or without (``D distinct states generated``).
+INITIAL = re.compile(
+    r"^Finished computing initial states: (?:[\d,]+ states generated, with )?"
+    r"(?P<distinct>[\d,]+)(?: of them)? distinct",
+    re.MULTILINE,
+)
 #: A progress line (each minute): depth, states generated, distinct states.
 PROGRESS = re.compile(
     r"^Progress\((?P<depth>\d+)\).*?: (?P<gen>[\d,]+) states generated.*?"

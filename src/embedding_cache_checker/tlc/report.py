@@ -14,7 +14,8 @@ from .runner import ModelResult
 from .trace_table import trace_table
 
 
-def _num(value: int | None) -> str:
+def count_text(value: int | None) -> str:
+    """A count as the tables print it: comma-grouped, ``-`` when unknown. O(digits)."""
     return "-" if value is None else f"{value:,}"
 
 
@@ -35,9 +36,9 @@ def results_table(results: list[ModelResult]) -> str:
             r.model.policy or "-",
             r.model.expect,
             r.result,
-            _num(r.output.distinct_states),
-            _num(r.output.depth),
-            _num(counterexample_steps(r)),
+            count_text(r.output.distinct_states),
+            count_text(r.output.depth),
+            count_text(counterexample_steps(r)),
             f"{r.seconds:.1f}",
             "ok" if r.ok else f"FAIL ({r.note})",
         ]
@@ -109,6 +110,7 @@ def result_json(result: ModelResult) -> dict[str, Any]:
         "defect": result.model.defect,
         "budget_seconds": result.model.budget_seconds,
         "states_generated": out.states_generated,
+        "initial_states": out.initial_states,
         "outcome": str(out.outcome),
         "note": result.note,
     }

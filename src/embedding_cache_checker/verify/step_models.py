@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from embedding_cache.policies import make_policy
 
 from ..tlc.config import read_config
+from ..tlc.inductive import PLANTED, inductive_models, layer_of
 from ..tlc.jar import locate_jar, locate_java, tlc_version
 from ..tlc.manifest import Model, default_models, load_manifest
 from ..tlc.runner import ModelResult, run_model
@@ -64,17 +65,29 @@ LARGE_TAGS = frozenset({"large"})
 
 
 def tlc_models(models: Iterable[Model], policies: Iterable[str], full: bool = True) -> list[Model]:
-    """The models of the default run that check ``policies``, in manifest order: those of
+    """The models that check ``policies``, in manifest order: those of the default run of
     the chosen policies and the shared core's (``policy`` null); without ``full``, only
     the chosen policies' own (``own_model``) and not their larger instances
-    (``LARGE_TAGS``). O(models)."""
-    chosen = set(policies)
-    return [
+    (``LARGE_TAGS``). Then the inductive models (outside the default run:
+    ``tlc.inductive``): with ``full``, the core's and every layer's of the chosen
+    policies, the planted ones too; without, each chosen policy's own layer's
+    (``policy``) only: its leases', admission's and contiguity's, and a planted twin,
+    would add up to a minute of CPU to a run kept under 5 minutes (docs/MEASURED.md,
+    "Invariants shown inductive"). O(models)."""
+    chosen, listed = set(policies), list(models)
+    checked = [
         m
-        for m in default_models(list(models))
+        for m in default_models(listed)
         if (m.policy is None or m.policy in chosen)
         and (full or (own_model(m) and not LARGE_TAGS & set(m.tags)))
     ]
+    inductive = [
+        m
+        for m in inductive_models(listed)
+        if (m.policy in chosen and (full or (layer_of(m) == "policy" and PLANTED not in m.tags)))
+        or (full and m.policy is None)
+    ]
+    return checked + inductive
 
 
 def run_tlc_step(job: Job) -> None:

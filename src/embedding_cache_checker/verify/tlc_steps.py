@@ -8,9 +8,10 @@ what to run and records it in one shape the main job's report reads.
   production shape, and, when asked, every simulated bug model
   (``simulate.simulate_bug_models``) of the core or of a chosen policy (the
   bug must be found: ``ok`` is the base model's expectation).
-* ``big_models``: the manifest's models with ``default_run`` false, on distributed
-  TLC with local workers. Distributed TLC 2.15 checks no PROPERTIES, so a big
-  model whose expectation is a property runs in one process instead.
+* ``big_models``: the manifest's models with ``default_run`` false (not the
+  inductive ones), on distributed TLC with local workers. Distributed TLC 2.15
+  checks no PROPERTIES, so a big model whose expectation is a property runs in
+  one process instead.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from ..tlc import simulate
 from ..tlc.config import read_config
 from ..tlc.distributed import DEFAULT_PORT, run_distributed
+from ..tlc.inductive import INDUCTIVE_TAG
 from ..tlc.jar import locate_jar, locate_java
 from ..tlc.manifest import Model
 from ..tlc.report import result_json
@@ -126,8 +128,9 @@ class BigModelRun:
 
 
 def big_models(models: list[Model]) -> list[Model]:
-    """The models too big for the default run (``default_run`` false), in order."""
-    return [m for m in models if not m.default_run]
+    """The models too big for the default run (``default_run`` false), in order; not the
+    inductive models, outside it too but small (the tlc step runs them). O(models)."""
+    return [m for m in models if not m.default_run and INDUCTIVE_TAG not in m.tags]
 
 
 def run_big_model(

@@ -118,6 +118,16 @@ PolicyTypeOK ==
     /\ order \in Seq(Keys)
     /\ ticks \in 0 .. Period - 1
 
+\* Every policy state of PolicyTypeOK /\ EvictableSetInv at an inductive
+\* model's bounds (EmbeddingCacheInductive): counts on the live keys, the
+\* history any sequence of at most HistorySize pairs of a non-live key and
+\* a count, order each key of E once (the domains EvictableSetInv fixes).
+PolicyStates ==
+    {[count |-> c, history |-> h, order |-> o, ticks |-> t] :
+        c \in [Live -> 1 .. MaxCount],
+        h \in SeqsOf((Keys \ Live) \X (1 .. MaxCount), HistorySize),
+        o \in Orders(Evictable), t \in 0 .. Period - 1}
+
 PolicySize == Len(order)
 
 \* order holds exactly E, each once; count is defined exactly on the live

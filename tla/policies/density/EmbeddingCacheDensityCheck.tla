@@ -38,6 +38,14 @@ VARIABLES
 ghostVars == <<gcount, ghist, gticks, gjoined>>
 checkVars == <<fullVars, gcount, ghist, gticks, gjoined>>
 
+\* The ghosts of an inductive model's initial states (EmbeddingCacheInductive):
+\* one value (gjoined an order of E, which GPlace reads).  Enough: no
+\* invariant reads them, and no step's change of the other variables
+\* depends on them (GhostStep only writes them).
+GhostStates ==
+    /\ gcount = [k \in Keys |-> 0] /\ ghist = <<>> /\ gticks = 0
+    /\ gjoined = CHOOSE s \in Orders(Evictable) : TRUE
+
 GhostInit ==
     /\ gcount = [k \in Keys |-> 0]
     /\ ghist = <<>>

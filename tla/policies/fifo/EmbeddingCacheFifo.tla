@@ -51,6 +51,11 @@ queue == policy.queue
 
 PolicyTypeOK == policy \in [queue : Seq(Keys)]
 
+\* Every policy state of PolicyTypeOK /\ EvictableSetInv at an inductive
+\* model's bounds (EmbeddingCacheInductive): every queue of at most |Keys|
+\* keys (EvictableSetInv's queue holds each key once).
+PolicyStates == {[queue |-> q] : q \in SeqsOf(Keys, Cardinality(Keys))}
+
 \* The policy's size (len(policy) in has_held_entries).
 PolicySize == Len(queue)
 

@@ -35,6 +35,23 @@ CheckSpec == CacheInit /\ GhostInit /\ [][CacheNext /\ GhostStep]_checkVars
 
 GhostTypeOK == DOMAIN joinStamp = Evictable /\ joinClock \in Nat
 
+\* The stamps rise along the queue, and the clock is past every stamp: the
+\* lemma that makes EvictOldestFirstProp hold on a step from any state of the
+\* invariants (spec/SPEC.md section 15), the queue's head being the oldest.
+QueueStampOrderInv ==
+    /\ GhostTypeOK
+    /\ \A i, j \in DOMAIN queue : i < j => joinStamp[queue[i]] < joinStamp[queue[j]]
+    /\ \A k \in DOMAIN joinStamp : joinStamp[k] < joinClock
+
+\* The ghosts of an inductive model's initial states (EmbeddingCacheInductive):
+\* every stamp below |Keys| and the clock at most |Keys|.  The bound: only the
+\* stamps' order and the clock's place among them are ever read (a join stamps
+\* the clock, the property compares stamps), so ranks stand for any stamps,
+\* as the views' StampRanks do.
+GhostStates ==
+    /\ joinStamp \in [Evictable -> 0 .. Cardinality(Keys) - 1]
+    /\ joinClock \in 0 .. Cardinality(Keys)
+
 \* The victims of an alloc are members of E with smaller stamps than every
 \* member of E that stays.
 EvictOldestFirstProp ==

@@ -88,6 +88,18 @@ PolicyTypeOK ==
     /\ order \in Seq(Keys)
     /\ clock \in Nat
 
+\* Every policy state of PolicyTypeOK /\ EvictableSetInv at an inductive
+\* model's bounds (EmbeddingCacheInductive): the clock 0, every priority in
+\* 0 .. Scale * MaxFreq (the bounds: a priority is at most the clock plus
+\* Scale * MaxFreq, and shifting the clock and every priority by one amount
+\* maps behaviours to behaviours: ViewState), freq on the ready live keys,
+\* order each key of E once (the domains EvictableSetInv fixes).
+PolicyStates ==
+    {[prio |-> pr, freq |-> fr, order |-> o, clock |-> 0] :
+        pr \in [Evictable -> 0 .. Scale * MaxFreq],
+        fr \in [{k \in Live : entries[k].pins >= 0} -> 1 .. MaxFreq],
+        o \in Orders(Evictable)}
+
 PolicySize == Len(order)
 
 \* prio and order hold exactly E, each once; freq is defined exactly on

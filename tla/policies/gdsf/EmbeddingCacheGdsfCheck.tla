@@ -34,6 +34,10 @@ GhostStep ==
 
 checkVars == <<fullVars, lastVictimPrio>>
 
+\* The ghost of an inductive model's initial states (EmbeddingCacheInductive):
+\* every priority the bounds allow (GdsfClockInv, which reads it, filters).
+GhostStates == lastVictimPrio \in 0 .. Scale * MaxFreq
+
 CheckSpec == CacheInit /\ GhostInit /\ [][CacheNext /\ GhostStep]_checkVars
 
 \* The clock is the priority of the last victim.

@@ -116,6 +116,24 @@ PolicyTypeOK ==
     /\ \A k \in DOMAIN home : home[k] \in {"S", "M"}
     /\ DOMAIN freq \subseteq Keys /\ DOMAIN home \subseteq Keys
 
+\* Every policy state of PolicyTypeOK /\ EvictableSetInv at an inductive
+\* model's bounds (EmbeddingCacheInductive): E split between small and main,
+\* each in any order; home "S" or "M" for a held key, its queue's for a key
+\* of E; freq on the ready keys; the ghost any sequence of distinct
+\* non-live keys, each with a size, within its capacity (the domains and
+\* bounds EvictableSetInv fixes).
+PolicyStates ==
+    LET ready == {k \in Live : entries[k].pins >= 0}
+        ghosts == {g \in SeqsOf((Keys \ Live) \X (0 .. N), Cardinality(Keys)) :
+                      Len(g) = Cardinality(GhostKeys(g)) /\ GhostBlocks(g) <= GhostCapacity}
+    IN  UNION {{[small |-> s, main |-> m, ghost |-> g, freq |-> f,
+                 home |-> [k \in Live |-> IF k \in Range(s) THEN "S"
+                                          ELSE IF k \in Range(m) THEN "M" ELSE h[k]]] :
+                   s \in Orders(S), m \in Orders(Evictable \ S), g \in ghosts,
+                   f \in [ready -> 0 .. FreqCap],
+                   h \in [Live \ Evictable -> {"S", "M"}]} :
+               S \in SUBSET Evictable}
+
 PolicySize == Len(small) + Len(main)
 
 \* small and main hold exactly E, each key once, each in its home's queue;

@@ -22,6 +22,11 @@ VARIABLE
 
 checkVars == <<fullVars, reused>>
 
+\* The ghost of an inductive model's initial states (EmbeddingCacheInductive):
+\* one value.  Enough: no invariant reads it, and no step's change of the
+\* other variables depends on it (GhostStep only writes it).
+GhostStates == reused = {}
+
 GhostInit == reused = {}
 
 \* A key is used in a step when it is ready and its pin count goes up.

@@ -97,6 +97,16 @@ Unheld == {k \in Range(queue) : ~pinned[k]}
 
 PolicySize == Cardinality(Unheld)
 
+\* Every policy state of PolicyTypeOK /\ EvictableSetInv at an inductive
+\* model's bounds (EmbeddingCacheInductive): the ready keys in any order,
+\* any visited and pinned bits on them, the hand anywhere (the domains
+\* EvictableSetInv fixes).
+PolicyStates ==
+    LET ready == {k \in Live : entries[k].pins >= 0}
+    IN  {[queue |-> q, visited |-> v, pinned |-> p, hand |-> h] :
+            q \in Orders(ready), v \in [ready -> BOOLEAN], p \in [ready -> BOOLEAN],
+            h \in 0 .. Cardinality(ready)}
+
 \* The queue holds exactly the ready keys, each once; the pinned bits mark
 \* exactly the pinned ones, so the unheld queued keys are exactly E.
 EvictableSetInv ==

@@ -50,6 +50,13 @@ VARIABLES
 ghostVars == <<stamp, gclock, used, ghand>>
 checkVars == <<fullVars, ghostVars>>
 
+\* The ghosts of an inductive model's initial states (EmbeddingCacheInductive):
+\* one value of GhostTypeOK.  Enough: no invariant reads them, and no step's
+\* change of the other variables depends on them (GhostStep only writes them).
+GhostStates ==
+    /\ stamp = [k \in {j \in Live : entries[j].pins >= 0} |-> 0]
+    /\ gclock = 0 /\ used = {} /\ ghand = 0
+
 GhostInit == stamp = [k \in {} |-> 0] /\ gclock = 0 /\ used = {} /\ ghand = 0
 
 ReadyKeys == {k \in Live : entries[k].pins >= 0}
