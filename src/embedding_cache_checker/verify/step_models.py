@@ -72,7 +72,7 @@ def tlc_models(models: Iterable[Model], policies: Iterable[str], full: bool = Tr
     ``tlc.inductive``): with ``full``, the core's and every layer's of the chosen
     policies, the planted ones too; without, each chosen policy's own layer's
     (``policy``) only: its leases', admission's and contiguity's, and a planted twin,
-    would add up to a minute of CPU to a run kept under 5 minutes (docs/MEASURED.md,
+    would add to a quick run kept short (their times: docs/MEASURED.md,
     "Invariants shown inductive"). O(models)."""
     chosen, listed = set(policies), list(models)
     checked = [
