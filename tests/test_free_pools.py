@@ -138,6 +138,9 @@ def test_taking_nothing_changes_nothing() -> None:
     fb, _ = pool_with_extents([1, 3])
     before = fb.extents()
     assert fb.take(0) == () and fb.extents() == before and len(fb) == 4
+    empty = ExtentPool(3)
+    empty.take(3)  # no extent left: taking nothing must not look for the longest one
+    assert empty.take(0) == () and empty.extents() == [] and len(empty) == 0
 
 
 def test_above_its_own_class_the_smallest_class_is_cut_not_the_largest() -> None:

@@ -55,7 +55,8 @@ EXACT_LENGTHS = 4096
 #: How many extents of one size class best fit compares (above ``EXACT_LENGTHS``).
 FIT_SCAN = 16
 
-#: Index entries beyond twice the extents that make the index rebuild (``_compact``).
+#: Index entries beyond twice the extents that make the index rebuild (``_compact``);
+#: its pushes are counted until then, and the entries recounted (``_due``).
 COMPACT_SLACK = 64
 
 
@@ -96,10 +97,11 @@ class ExtentPool:
         self._class_mask = 0
         #: How many ids are free.
         self._count = 0
-        #: Index entries pushed since the index was last rebuilt (``_compact``), and how
-        #: many make it rebuild: twice the extents it was rebuilt with, plus slack, so
-        #: that stale entries never outnumber live ones by much and a rebuild's
-        #: O(extents) is paid for by as many pushes.
+        #: An upper bound on the index's entries: the count at the last rebuild
+        #: (``_compact``) or recount (``_due``), plus the pushes since; and the bound at
+        #: which they are recounted: twice the extents at a rebuild (thrice at a
+        #: recount), plus slack, so that stale entries never outnumber live ones by
+        #: much and a rebuild's O(extents) is paid for by as many pushes.
         self._pushes = 0
         self._compact_at = COMPACT_SLACK
         #: Every id of the pool, once: what ``take`` slices (shared by copies).
@@ -182,6 +184,36 @@ class ExtentPool:
         if own and self._class_mask >> c & 1:  # nothing longer is free: all of n's class
             return self._best_in_class(c, n, None)
         return None
+
+    def _due(self) -> None:
+        """The pushes since the last count passed ``_compact_at``: count the index's
+        entries, live or stale (C-level, O(stacks)), and rebuild it (``_compact``) only
+        when they pass twice the extents plus half the slack, or its stacks pass thrice
+        the extents plus the slack; else the count restarts from them, due again at
+        thrice the extents plus the slack, so after at least the extents plus half the
+        slack of pushes. Either way O(1) amortized per push: the count's O(stacks) and
+        the rebuild's O(index entries + stacks) are both bounded by what the pushes
+        since the last count paid for, and the index by thrice the extents plus slack.
+
+        Why count before rebuilding: pops drop stale entries too (best fit pops the
+        ones it meets), so on a pool whose lengths keep being taken most are gone when
+        the pushes come due (compare.py's mix: about 50 entries for 29 extents), and a
+        rebuild, O(index entries) in one call, is a spike in the call that meets it:
+        the p99 of vLLM's scheduler step.
+        """
+        extents = len(self._by_start)
+        due_at = 3 * extents + COMPACT_SLACK
+        exact, classes = self._exact, self._classes
+        # The count walks the emptied stacks too (their keys stay until a rebuild), so
+        # they are bounded as the pushes are; most are short-lived lengths, left empty
+        # by best fit's pops (vLLM's 1 GiB stream: about 80 stacks, 18 not empty).
+        if len(exact) + len(classes) <= due_at:
+            entries = sum(map(len, exact.values())) + sum(map(len, classes.values()))
+            if entries <= 2 * extents + COMPACT_SLACK // 2:
+                self._pushes = entries
+                self._compact_at = due_at
+                return
+        self._compact()
 
     def _compact(self) -> None:
         """Rebuild the index, dropping stale entries and duplicates. O(index entries).
@@ -323,14 +355,46 @@ class ExtentPool:
         count = len(ids)
         if not count:
             return 0
-        first, end = ids[0], ids[-1] + 1
-        runs = ((first, end),) if end - first == count else runs_of(ids)
+        start, end = ids[0], ids[-1] + 1
+        if end - start != count:
+            return self._give_runs(runs_of(ids), count)
+        # One run, the common case (an entry this allocator handed out whole): the
+        # loop of _give_runs unrolled, without its tuple of runs, as a give is on
+        # every eviction's path.
+        # Merge a free extent right after, then one right before. Tested with ``in``
+        # first: most runs meet neither, and a miss is then cheaper than a pop.
+        by_start, by_end = self._by_start, self._by_end
+        if end in by_start:
+            end = by_start.pop(end)
+            del by_end[end]
+        if start in by_end:
+            start = by_end.pop(start)
+            del by_start[start]
+        by_start[start] = end
+        by_end[end] = start
+        self._count += count
+        # Index it (the merged neighbours' entries go stale): _index, inlined for
+        # the exact lengths (the common case; a call costs a fifth of a give).
+        length = end - start
+        if length <= self._exact_limit:
+            stack = self._exact[length]
+            if not stack:
+                self._lengths |= 1 << length
+            stack.append(start)
+            self._pushes += 1
+        else:
+            self._index(start, length)
+        if self._pushes > self._compact_at:
+            self._due()
+        return length
+
+    def _give_runs(self, runs: list[Run], count: int) -> int:
+        """``give`` of ``count`` ids in several ``runs``: each merged and indexed as
+        ``give`` does one; the longest extent made. O(runs), amortized."""
         by_start, by_end, exact = self._by_start, self._by_end, self._exact
         limit = self._exact_limit
         longest = 0
         for start, end in runs:
-            # Merge a free extent right after, then one right before. Tested with ``in``
-            # first: most runs meet neither, and a miss is then cheaper than a pop.
             if end in by_start:
                 end = by_start.pop(end)
                 del by_end[end]
@@ -339,8 +403,6 @@ class ExtentPool:
                 del by_start[start]
             by_start[start] = end
             by_end[end] = start
-            # Index it (the merged neighbours' entries go stale): _index, inlined for
-            # the exact lengths (the common case; a call costs a fifth of a give).
             length = end - start
             if length <= limit:
                 stack = exact[length]
@@ -354,7 +416,7 @@ class ExtentPool:
                 longest = length
         self._count += count
         if self._pushes > self._compact_at:
-            self._compact()
+            self._due()
         return longest
 
     def take_run(self, n: int) -> tuple[int, ...] | None:
@@ -365,7 +427,6 @@ class ExtentPool:
             return ()
         # Best fit: the shortest indexed length >= n with a live entry (popped), else the
         # size classes' (whose entry is left: it goes stale when the extent is cut).
-        found: Run | None = None
         if n <= self._exact_limit:
             lengths = self._lengths >> n
             by_start, exact = self._by_start, self._exact
@@ -375,33 +436,53 @@ class ExtentPool:
                 stack = exact[length]
                 while stack:
                     start = stack.pop()
-                    if by_start.get(start) == start + length:  # live
+                    end = start + length
+                    if by_start.get(start) == end:  # live
                         if not stack:
                             self._lengths ^= 1 << length
-                        found = start, length
-                        break
-                if found is not None:
-                    break
+                        # _cut, inlined (take_run is on every contiguous alloc's path, and
+                        # a call is a good part of its cost): the rest is shorter than
+                        # this exact length, so it is indexed exactly.
+                        del self._by_end[end]
+                        self._count -= n
+                        rest = length - n
+                        if rest:
+                            by_start[start] = start + rest
+                            self._by_end[start + rest] = start
+                            stack = exact[rest]
+                            if not stack:
+                                self._lengths |= 1 << rest
+                            stack.append(start)
+                            self._pushes += 1
+                            if self._pushes > self._compact_at:
+                                self._due()
+                        else:
+                            del by_start[start]
+                        return self._ids[end - n : end]
                 self._lengths ^= 1 << length  # only stale entries were left
                 lengths ^= low
+        if not self._class_mask:
+            return None
+        found = self._find_in_classes(n)
         if found is None:
-            if not self._class_mask:
-                return None
-            found = self._find_in_classes(n)
-            if found is None:
-                return None
-        start, length = found
+            return None
+        return self._cut(found[0], found[1], n)
+
+    def _cut(self, start: int, length: int, n: int) -> tuple[int, ...]:
+        """Take ``n`` ids from the back of the free extent [start, start+length), whose
+        index entry the caller has popped or left to go stale; the front stays free
+        (its start key is kept, only the end moves). O(1) amortized."""
         end = start + length
         del self._by_end[end]
         self._count -= n
         if length == n:
             del self._by_start[start]
-        else:  # the front stays free: the start key is kept, only the end moves
+        else:
             self._by_start[start] = end - n
             self._by_end[end - n] = start
             self._index(start, length - n)
             if self._pushes > self._compact_at:
-                self._compact()
+                self._due()
         return self._ids[end - n : end]
 
     def take(self, n: int) -> tuple[int, ...]:
@@ -412,28 +493,36 @@ class ExtentPool:
         cut by best fit, so the long extents left stay whole.
         O(runs x (log N + FIT_SCAN)) amortized, plus the ids' materialisation.
         """
-        ids = self.take_run(n)
-        if ids is not None:
-            return ids
-        runs: list[Run] = []
+        if n <= 0:
+            return ()
+        # take_run finds nothing, and changes nothing, when no length bit is at or above
+        # n and no size class is free (the bits bound the lengths): then no call. After
+        # a contiguity loop that ended without a run, that is the common case.
+        if self._class_mask or n < self._lengths.bit_length():
+            ids = self.take_run(n)
+            if ids is not None:
+                return ids
+        pool = self._ids
+        pieces: list[tuple[int, tuple[int, ...]]] = []  # (start, its ids), the rest last
         need = n
         while True:
             # No extent holds the rest: take the longest whole.
             start, end = self._pop_longest()
-            runs.append((start, end))
+            pieces.append((start, pool[start:end]))
             need -= end - start
-            # take_run finds nothing, and changes nothing, when no length bit is at or
-            # above the rest and no size class is free (the bits bound the lengths).
+            # The same test as above, for the rest.
             if self._class_mask or need < self._lengths.bit_length():
                 rest = self.take_run(need)
                 if rest is not None:
-                    runs.append((rest[0], rest[-1] + 1))
+                    pieces.append((rest[0], rest))
                     break
-        runs.sort()
-        pool = self._ids
+        if len(pieces) == 2:  # the common case: one tuple concatenation, in id order
+            (a, first), (b, second) = pieces
+            return first + second if a < b else second + first
+        pieces.sort()
         taken: list[int] = []  # extended, then one tuple: adding tuples copies each time
-        for a, b in runs:
-            taken += pool[a:b]
+        for _, ids in pieces:
+            taken += ids
         return tuple(taken)
 
     def _pop_longest(self) -> Run:
