@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from embedding_cache import EmbeddingCache
 from embedding_cache.build import CHECKED
-from embedding_cache.extent_pool import EXACT_LENGTHS, ExtentPool
+from embedding_cache.extent_index import EXACT_LENGTHS
+from embedding_cache.extent_pool import ExtentPool
 from embedding_cache.free_stack import FreeStack
 from embedding_cache.policies import PolicySpec
 from embedding_cache.runs import runs_of

@@ -19,7 +19,8 @@ import random
 import pytest
 from free_pools import pool_with_extents
 
-from embedding_cache.extent_pool import COMPACT_SLACK, EXACT_LENGTHS, FIT_SCAN, ExtentPool
+from embedding_cache.extent_index import COMPACT_SLACK, EXACT_LENGTHS, FIT_SCAN
+from embedding_cache.extent_pool import ExtentPool
 from embedding_cache.free_stack import FreeStack
 from embedding_cache.runs import runs_of
 from embedding_cache.tracked_extent_pool import TrackedExtentPool

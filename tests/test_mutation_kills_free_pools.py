@@ -18,7 +18,8 @@ from free_pools import pool_with_extents
 
 from embedding_cache import CHECKED
 from embedding_cache.allocators import make_free_pool
-from embedding_cache.extent_pool import EXACT_LENGTHS, FIT_SCAN, ExtentPool
+from embedding_cache.extent_index import EXACT_LENGTHS, FIT_SCAN
+from embedding_cache.extent_pool import ExtentPool
 from embedding_cache.free_stack import FreeStack
 from embedding_cache.tracked_extent_pool import TrackedExtentPool
 

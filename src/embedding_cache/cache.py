@@ -7,6 +7,7 @@ does, and every contract it checks, lives there.
 
 from __future__ import annotations
 
+import operator
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,38 @@ from .leases import Lease
 from .policies import DEFAULT_POLICY, PolicySpec, make_policy
 from .state import CacheState
 from .transition_table import REAL, Transitions
+
+
+def validate_num_blocks(num_blocks: object) -> int:
+    """The pool size as an int, or a TypeError/ValueError naming what is wrong."""
+    if isinstance(num_blocks, bool) or not hasattr(num_blocks, "__index__"):
+        raise TypeError(
+            f"EmbeddingCache: num_blocks must be an int, not {type(num_blocks).__name__}"
+        )
+    n = operator.index(num_blocks)
+    if n < 0:
+        raise ValueError(f"EmbeddingCache: num_blocks must be >= 0, got {n}")
+    return int(n)
+
+
+def validate_contiguity(contiguity: object, allocator: object) -> int:
+    """The contiguity bound k as an int, or a TypeError/ValueError naming what is wrong.
+
+    k > 0 needs ``allocator="extents"``: only that pool keeps runs to look
+    for (spec/SPEC.md section 14). O(1).
+    """
+    if isinstance(contiguity, bool) or not isinstance(contiguity, int):
+        raise TypeError(
+            f"EmbeddingCache: contiguity must be an int, not {type(contiguity).__name__}"
+        )
+    if contiguity < 0:
+        raise ValueError(f"EmbeddingCache: contiguity must be >= 0, got {contiguity}")
+    if contiguity and allocator != "extents":
+        raise ValueError(
+            f"EmbeddingCache: contiguity={contiguity} needs allocator='extents', "
+            f"not {allocator!r}: only the extents pool keeps runs of ids to look for"
+        )
+    return int(contiguity)
 
 
 class EmbeddingCache:
@@ -78,10 +111,10 @@ class EmbeddingCache:
                 ``contiguity`` is negative, or positive with an allocator other
                 than "extents".
         """
-        n = transitions.validate_num_blocks(num_blocks)
+        n = validate_num_blocks(num_blocks)
         if not callable(clock):
             raise TypeError(f"EmbeddingCache: clock must be callable, not {type(clock).__name__}")
-        k = transitions.validate_contiguity(contiguity, allocator)
+        k = validate_contiguity(contiguity, allocator)
         door = make_admission(admission, n)
         self._state = CacheState(n, make_policy(eviction, n), allocator, door, k)
         self._lock = threading.Lock()

@@ -113,38 +113,6 @@ def alloc_shape(key: object, n_blocks: object, shape: object) -> tuple[int, int]
     return entry_shape(shape)
 
 
-def validate_num_blocks(num_blocks: object) -> int:
-    """The pool size as an int, or a TypeError/ValueError naming what is wrong."""
-    if isinstance(num_blocks, bool) or not hasattr(num_blocks, "__index__"):
-        raise TypeError(
-            f"EmbeddingCache: num_blocks must be an int, not {type(num_blocks).__name__}"
-        )
-    n = operator.index(num_blocks)
-    if n < 0:
-        raise ValueError(f"EmbeddingCache: num_blocks must be >= 0, got {n}")
-    return int(n)
-
-
-def validate_contiguity(contiguity: object, allocator: object) -> int:
-    """The contiguity bound k as an int, or a TypeError/ValueError naming what is wrong.
-
-    k > 0 needs ``allocator="extents"``: only that pool keeps runs to look
-    for (spec/SPEC.md section 14). O(1).
-    """
-    if isinstance(contiguity, bool) or not isinstance(contiguity, int):
-        raise TypeError(
-            f"EmbeddingCache: contiguity must be an int, not {type(contiguity).__name__}"
-        )
-    if contiguity < 0:
-        raise ValueError(f"EmbeddingCache: contiguity must be >= 0, got {contiguity}")
-    if contiguity and allocator != "extents":
-        raise ValueError(
-            f"EmbeddingCache: contiguity={contiguity} needs allocator='extents', "
-            f"not {allocator!r}: only the extents pool keeps runs of ids to look for"
-        )
-    return int(contiguity)
-
-
 # --------------------------------------------------------------------------
 # Queries.
 
